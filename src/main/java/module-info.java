@@ -1,0 +1,13 @@
+/**
+ * jperfetto: a pure-Java implementation of the Perfetto tracing service, producer library and
+ * consumer command line, wire- and ABI-compatible with upstream Perfetto.
+ *
+ * <p>The FFM downcalls in {@code org.jperfetto.os} are restricted methods: run with
+ * {@code --enable-native-access=org.jperfetto} (see jdk-requirements.md).
+ */
+module org.jperfetto {
+  requires transitive com.google.protobuf;
+  requires java.logging;
+
+  exports org.jperfetto.protos;
+}
