@@ -41,6 +41,11 @@ class ModuleStructureTest {
   @Test
   void packagesImportOnlyWhatTheDesignAllows() throws IOException {
     List<String> violations = new ArrayList<>();
+    // The module has at least module-info; a clone with no package yet has nothing to check.
+    assertTrue(Files.isRegularFile(Path.of("src/main/java/module-info.java")), "run from the project root");
+    if (!Files.isDirectory(MAIN)) {
+      return;
+    }
     try (Stream<Path> files = Files.walk(MAIN)) {
       for (Path file : (Iterable<Path>) files.filter(p -> p.toString().endsWith(".java"))::iterator) {
         Path rel = MAIN.relativize(file.getParent());
