@@ -160,11 +160,10 @@ public final class IpcClient implements AutoCloseable {
 
   private static IPCFrame invokeFrame(BoundService service, int methodId, long requestId,
       ByteString args, boolean dropReply) {
+    // drop_reply is always written, false included, as upstream's client does.
     IPCFrame.InvokeMethod.Builder invoke = IPCFrame.InvokeMethod.newBuilder()
-        .setServiceId(service.serviceId()).setMethodId(methodId).setArgsProto(args);
-    if (dropReply) {
-      invoke.setDropReply(true);
-    }
+        .setServiceId(service.serviceId()).setMethodId(methodId).setArgsProto(args)
+        .setDropReply(dropReply);
     return IPCFrame.newBuilder().setRequestId(requestId).setMsgInvokeMethod(invoke).build();
   }
 
