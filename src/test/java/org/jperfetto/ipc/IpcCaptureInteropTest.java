@@ -317,7 +317,7 @@ class IpcCaptureInteropTest {
    * in the record, as the kernel delivered it. Then closes the connection.
    */
   private static void serve(UnixSocket listener, List<Record> records, UnixSocket fdSource) {
-    try (UnixSocket conn = listener.accept(); RawConnection raw = new RawConnection(conn)) {
+    try (RawPeer raw = new RawPeer(listener.accept())) {
       FrameReader expectedClient = new FrameReader(fd -> { });
       List<IPCFrame> expectedFrames = new ArrayList<>();
       for (Record record : records) {
@@ -329,12 +329,13 @@ class IpcCaptureInteropTest {
             assertEquals(expectedFrames.removeFirst(), got);
           }
         } else if (!record.withFd()) {
-          raw.send(record.bytes(), -1);
+          raw.sendBytes(record.bytes(), -1);
         } else {
           int split = lastFrameStart(record.bytes());
-          raw.send(java.util.Arrays.copyOf(record.bytes(), split), -1);
-          raw.send(java.util.Arrays.copyOfRange(record.bytes(), split, record.bytes().length),
-              Fds.dup(fdSource.fd()));
+          raw.sendBytes(java.util.Arrays.copyOf(record.bytes(), split), -1);
+          int fd = Fds.dup(fdSource.fd());
+          raw.sendBytes(java.util.Arrays.copyOfRange(record.bytes(), split, record.bytes().length), fd);
+          Fds.close(fd);
         }
       }
       expectedClient.close();
@@ -354,47 +355,5 @@ class IpcCaptureInteropTest {
       pos += Frames.HEADER_SIZE + len;
     }
     return last;
-  }
-
-  /** Frame-level access to an accepted connection for the scripted host. */
-  private static final class RawConnection implements AutoCloseable {
-    private final UnixSocket socket;
-    private final java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined();
-    private final java.lang.foreign.MemorySegment out = arena.allocate(Frames.MAX_FRAME_SIZE);
-    private final FrameReader reader = new FrameReader(Fds::closeQuietly);
-    private final java.util.ArrayDeque<IPCFrame> frames = new java.util.ArrayDeque<>();
-
-    RawConnection(UnixSocket socket) {
-      this.socket = socket;
-    }
-
-    void send(byte[] bytes, int fd) throws IOException {
-      java.lang.foreign.MemorySegment.copy(bytes, 0, out, java.lang.foreign.ValueLayout.JAVA_BYTE, 0, bytes.length);
-      long sent = 0;
-      while (sent < bytes.length) {
-        sent += socket.send(out, sent, bytes.length - sent, sent == 0 ? fd : -1);
-      }
-      if (fd >= 0) {
-        Fds.close(fd);
-      }
-    }
-
-    IPCFrame next() throws IOException {
-      int[] fd = {-1};
-      while (frames.isEmpty()) {
-        long n = socket.receive(reader.receiveBuffer(), reader.receiveOffset(), reader.receiveSpace(), fd);
-        if (n == 0) {
-          return null;
-        }
-        assertTrue(reader.endReceive((int) n, fd[0], (f, d) -> frames.add(f)));
-      }
-      return frames.poll();
-    }
-
-    @Override
-    public void close() {
-      reader.close();
-      arena.close();
-    }
   }
 }

@@ -21,7 +21,12 @@ final class RawPeer implements AutoCloseable {
   private final ArrayDeque<Integer> fds = new ArrayDeque<>();
 
   RawPeer(String path) throws IOException {
-    socket = UnixSocket.connect(path);
+    this(UnixSocket.connect(path));
+  }
+
+  /** Over an already connected socket, which the peer then owns. */
+  RawPeer(UnixSocket connected) {
+    socket = connected;
   }
 
   void send(IPCFrame frame) throws IOException {
