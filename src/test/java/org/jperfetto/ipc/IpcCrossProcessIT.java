@@ -17,6 +17,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -26,6 +27,13 @@ import org.junit.jupiter.api.io.TempDir;
 class IpcCrossProcessIT {
   @TempDir
   Path dir;
+  final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
+  final List<String> events = new CopyOnWriteArrayList<>();
+
+  @AfterEach
+  void stopTimer() {
+    timer.shutdownNow();
+  }
 
   static Process child(String mode, String path) throws IOException {
     List<String> command = new ArrayList<>(List.of(
@@ -55,8 +63,6 @@ class IpcCrossProcessIT {
   @Test
   void clientInAnotherProcess() throws Exception {
     String path = dir.resolve("host.sock").toString();
-    ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
-    List<String> events = new CopyOnWriteArrayList<>();
     try (IpcHost host = IpcHost.start(path, List.of(IpcChildMain.service(timer, listener(events))))) {
       Process process = child("client", path);
       List<String> out = lines(process);
@@ -69,8 +75,6 @@ class IpcCrossProcessIT {
       IpcIT.waitFor(() -> events.size() == 2);
       assertEquals(List.of("bound " + process.pid(), "gone " + process.pid()), events);
       assertEquals(10_000 + 2, host.stats().invocations());
-    } finally {
-      timer.shutdownNow();
     }
   }
 
@@ -91,8 +95,6 @@ class IpcCrossProcessIT {
   @Test
   void clientKilledMidStreamLeavesTheHostServingOthers() throws Exception {
     String path = dir.resolve("host.sock").toString();
-    ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
-    List<String> events = new CopyOnWriteArrayList<>();
     try (IpcHost host = IpcHost.start(path, List.of(IpcChildMain.service(timer, listener(events))))) {
       Process process = child("stream", path);
       assertEquals("STREAMING", firstLine(process));
@@ -106,8 +108,6 @@ class IpcCrossProcessIT {
         assertEquals(ByteString.copyFromUtf8("alive"),
             greeter.invoke("Echo", ByteString.copyFromUtf8("alive")).get(20, TimeUnit.SECONDS).bytes());
       }
-    } finally {
-      timer.shutdownNow();
     }
   }
 
