@@ -6,6 +6,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * An epoll instance for one event-loop thread, level-triggered, with a built-in eventfd so any
@@ -36,6 +37,8 @@ public final class Epoll implements AutoCloseable {
   private final int[] events;
   private boolean wokenUp;
   private volatile boolean closed;
+  /** Wakeups between their closed check and their write; close waits for them (fd reuse). */
+  private final AtomicInteger wakeupsInFlight = new AtomicInteger();
 
   private Epoll(int epfd, int wakeFd, int maxEvents) {
     this.epfd = epfd;
@@ -142,27 +145,41 @@ public final class Epoll implements AutoCloseable {
     return wokenUp;
   }
 
-  /** Makes a blocked or the next {@link #await} return; callable from any thread. */
+  /**
+   * Makes a blocked or the next {@link #await} return; callable from any thread, also during or
+   * after {@link #close()} (then it does nothing).
+   */
   public void wakeup() throws ErrnoException {
-    if (closed) {
-      return;
+    wakeupsInFlight.incrementAndGet();
+    try {
+      if (closed) {
+        return;
+      }
+      Scratch s = Scratch.get();
+      s.word.set(JAVA_LONG, 0, 1L);
+      Libc.write(s, wakeFd, s.word, 8); // -1 (counter saturated) still leaves it readable: fine
+    } finally {
+      wakeupsInFlight.decrementAndGet();
     }
-    Scratch s = Scratch.get();
-    s.word.set(JAVA_LONG, 0, 1L);
-    Libc.write(s, wakeFd, s.word, 8); // -1 (counter saturated) still leaves it readable: fine
   }
 
   private void drainWakeup(Scratch s) throws ErrnoException {
     Libc.read(s, wakeFd, s.word, 8);
   }
 
-  /** Closes the epoll and wakeup descriptors; registered fds are left open. Idempotent. */
+  /**
+   * Closes the epoll and wakeup descriptors; registered fds are left open. Idempotent. Call it from
+   * the loop thread, or once that thread has left {@link #await}.
+   */
   @Override
-  public void close() {
+  public synchronized void close() {
     if (closed) {
       return;
     }
     closed = true;
+    while (wakeupsInFlight.get() != 0) {
+      Thread.onSpinWait(); // a wakeup past its closed check must not write to a reused fd number
+    }
     Fds.closeQuietly(wakeFd);
     Fds.closeQuietly(epfd);
     arena.close();

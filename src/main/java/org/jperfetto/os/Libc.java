@@ -20,6 +20,7 @@ import java.util.Locale;
  * <p>Struct layouts and constants are those of Linux on x86_64 and aarch64 (LP64, little-endian);
  * anything else is refused when this class initialises.
  */
+@SuppressWarnings("restricted") // this class is where the downcalls live
 final class Libc {
   // --- platform -------------------------------------------------------------------------------
   static final boolean X86_64;
@@ -45,6 +46,7 @@ final class Libc {
   static final int SOCK_CLOEXEC = 0x80000;
   static final int SOL_SOCKET = 1;
   static final int SO_PEERCRED = 17;
+  static final int SO_DOMAIN = 39;
   static final int SCM_RIGHTS = 1;
   static final int MSG_CTRUNC = 0x8;
   static final int MSG_NOSIGNAL = 0x4000;
@@ -100,6 +102,7 @@ final class Libc {
   private static final Linker.Option ERRNO = Linker.Option.captureCallState("errno");
 
   private static final MethodHandle SOCKET = h("socket", JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT);
+  private static final MethodHandle SOCKETPAIR = h("socketpair", JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS);
   private static final MethodHandle BIND = h("bind", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT);
   private static final MethodHandle LISTEN = h("listen", JAVA_INT, JAVA_INT, JAVA_INT);
   private static final MethodHandle ACCEPT4 = h("accept4", JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT);
@@ -173,6 +176,19 @@ final class Libc {
       throw fail("socket", s, null);
     }
     return r;
+  }
+
+  /** socketpair(AF_UNIX, type, 0) writing the two descriptors to {@code pair}. */
+  static void socketpair(Scratch s, int type, MemorySegment pair) throws ErrnoException {
+    int r;
+    try {
+      r = (int) SOCKETPAIR.invokeExact(s.errnoState, AF_UNIX, type, 0, pair);
+    } catch (Throwable t) {
+      throw unexpected("socketpair", t);
+    }
+    if (r < 0) {
+      throw fail("socketpair", s, null);
+    }
   }
 
   static void bind(Scratch s, int fd, MemorySegment addr, int addrLen, String path) throws ErrnoException {

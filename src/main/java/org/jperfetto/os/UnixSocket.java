@@ -82,6 +82,28 @@ public final class UnixSocket implements AutoCloseable {
     return new UnixSocket(fd, path);
   }
 
+  /** A connected pair of sockets (socketpair(2)), e.g. to wake a thread or for tests. */
+  public static UnixSocket[] pair() throws ErrnoException {
+    Scratch s = Scratch.get();
+    Libc.socketpair(s, Libc.SOCK_STREAM | Libc.SOCK_CLOEXEC, s.word);
+    return new UnixSocket[] {
+      new UnixSocket(s.word.get(JAVA_INT, 0), "socketpair"), new UnixSocket(s.word.get(JAVA_INT, 4), "socketpair")
+    };
+  }
+
+  /**
+   * Takes ownership of an already open AF_UNIX stream socket (an inherited or received descriptor);
+   * {@code address} only labels it in messages. Fails with ENOTSOCK for other descriptors.
+   */
+  public static UnixSocket adopt(int fd, String address) throws ErrnoException {
+    Scratch s = Scratch.get();
+    int len = Libc.getsockopt(s, fd, Libc.SOL_SOCKET, Libc.SO_DOMAIN, s.word);
+    if (len < 4 || s.word.get(JAVA_INT, 0) != Libc.AF_UNIX) {
+      throw new ErrnoException("getsockopt", Errno.EPROTOTYPE, "fd " + fd + " is not an AF_UNIX socket");
+    }
+    return new UnixSocket(fd, address);
+  }
+
   /**
    * Removes a filesystem socket left behind by a dead server: only if {@code path} is a socket
    * file (not a regular file, directory or link) and nothing accepts connections on it. Returns
@@ -167,6 +189,23 @@ public final class UnixSocket implements AutoCloseable {
    *     full (nothing, including the descriptor, was sent)
    */
   public long send(MemorySegment buf, long offset, long len, int fdToPass) throws ErrnoException {
+    return send(buf, offset, len, fdToPass, null);
+  }
+
+  /**
+   * Sends several descriptors in one SCM_RIGHTS message. Perfetto's protocol passes one; this is
+   * here so tests can play a peer that sends more than that.
+   */
+  long sendDescriptors(MemorySegment buf, long offset, long len, int... fds) throws ErrnoException {
+    if (fds.length == 0 || fds.length > Scratch.MAX_FDS_PER_MESSAGE) {
+      throw new IllegalArgumentException("1.." + Scratch.MAX_FDS_PER_MESSAGE + " descriptors per message, not "
+          + fds.length);
+    }
+    return send(buf, offset, len, fds[0], fds);
+  }
+
+  /** One sendmsg: {@code fds} if not null, else {@code fdToPass} if not negative. */
+  private long send(MemorySegment buf, long offset, long len, int fdToPass, int[] fds) throws ErrnoException {
     Objects.checkFromIndexSize(offset, len, buf.byteSize());
     if (len == 0 && fdToPass >= 0) {
       throw new IllegalArgumentException("a descriptor needs at least one byte to travel with: fd=" + fdToPass);
@@ -185,14 +224,19 @@ public final class UnixSocket implements AutoCloseable {
     setIovec(s, address, len);
     MemorySegment m = s.msghdr;
     if (fdToPass >= 0) {
+      int count = fds == null ? 1 : fds.length;
       MemorySegment c = s.control;
-      c.set(JAVA_LONG, 0, Libc.CMSG_HEADER_BYTES + 4); // CMSG_LEN(sizeof(int))
+      c.set(JAVA_LONG, 0, Libc.CMSG_HEADER_BYTES + 4L * count); // CMSG_LEN
       c.set(JAVA_INT, Libc.CMSG_LEVEL, Libc.SOL_SOCKET);
       c.set(JAVA_INT, Libc.CMSG_TYPE, Libc.SCM_RIGHTS);
-      c.set(JAVA_INT, Libc.CMSG_HEADER_BYTES, fdToPass);
-      c.set(JAVA_INT, Libc.CMSG_HEADER_BYTES + 4, 0);
+      for (int i = 0; i < count; i++) {
+        c.set(JAVA_INT, Libc.CMSG_HEADER_BYTES + 4L * i, fds == null ? fdToPass : fds[i]);
+      }
+      if ((count & 1) != 0) {
+        c.set(JAVA_INT, Libc.CMSG_HEADER_BYTES + 4L * count, 0); // CMSG_SPACE padding
+      }
       m.set(JAVA_LONG, Libc.MSG_CONTROL, c.address());
-      m.set(JAVA_LONG, Libc.MSG_CONTROLLEN, Libc.CMSG_HEADER_BYTES + 8); // CMSG_SPACE(sizeof(int))
+      m.set(JAVA_LONG, Libc.MSG_CONTROLLEN, Libc.CMSG_HEADER_BYTES + Scratch.align8(4L * count)); // CMSG_SPACE
     } else {
       m.set(JAVA_LONG, Libc.MSG_CONTROL, 0L);
       m.set(JAVA_LONG, Libc.MSG_CONTROLLEN, 0L);

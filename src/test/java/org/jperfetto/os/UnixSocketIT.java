@@ -22,6 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** Real AF_UNIX sockets: filesystem and abstract addresses, data, fd passing, errors. */
 @Timeout(20)
+@SuppressWarnings("try") // some resources exist only to be held open and closed
 class UnixSocketIT {
   private static final AtomicLong NAMES = new AtomicLong();
 
@@ -320,6 +321,108 @@ class UnixSocketIT {
       }
       ErrnoException e = assertThrows(ErrnoException.class, () -> Fds.close(d));
       assertEquals(Errno.EBADF, e.errno());
+    }
+  }
+  @Test
+  void descriptorsBeyondTheFirstAreClosedOnArrival() throws IOException {
+    UnixSocket[] p = UnixSocket.pair();
+    try (UnixSocket a = p[0]; UnixSocket b = p[1]; Arena arena = Arena.ofConfined()) {
+      int m1 = MemFd.create("jperfetto-extra-1", 4096);
+      int m2 = MemFd.create("jperfetto-extra-2", 4096);
+      int m3 = MemFd.create("jperfetto-extra-3", 4096);
+      try {
+        MemorySegment one = arena.allocate(1);
+        int before = Fds.openFdCount();
+        assertEquals(1, a.sendDescriptors(one, 0, 1, m1, m2, m3));
+        int[] fd = {-1};
+        assertEquals(1, b.receive(one, 0, 1, fd));
+        assertTrue(fd[0] >= 0);
+        assertEquals(before + 1, Fds.openFdCount(), "only the first descriptor is kept");
+        assertTrue(Files.readSymbolicLink(Path.of("/proc/self/fd/" + fd[0])).toString().contains("jperfetto-extra-1"));
+        Fds.close(fd[0]);
+        // a full control buffer that nobody wants: every descriptor is closed
+        int[] many = new int[Scratch.MAX_FDS_PER_MESSAGE];
+        java.util.Arrays.fill(many, m2);
+        assertEquals(1, a.sendDescriptors(one, 0, 1, many));
+        assertEquals(1, b.receive(one, 0, 1, null));
+        assertEquals(before, Fds.openFdCount());
+      } finally {
+        Fds.close(m1);
+        Fds.close(m2);
+        Fds.close(m3);
+      }
+    }
+  }
+
+  @Test
+  void socketPairAndAdoptedDescriptorsTalk() throws IOException {
+    UnixSocket[] p = UnixSocket.pair();
+    try (UnixSocket a = p[0]; Arena arena = Arena.ofConfined()) {
+      int dup = Fds.dup(p[1].fd());
+      p[1].close();
+      try (UnixSocket b = UnixSocket.adopt(dup, "inherited")) {
+        assertEquals(dup, b.fd());
+        MemorySegment buf = arena.allocate(4);
+        buf.set(java.lang.foreign.ValueLayout.JAVA_INT, 0, 0xcafe);
+        assertEquals(4, a.send(buf, 0, 4, -1));
+        MemorySegment in = arena.allocate(4);
+        assertEquals(4, b.receive(in, 0, 4, null));
+        assertEquals(0xcafe, in.get(java.lang.foreign.ValueLayout.JAVA_INT, 0));
+        assertEquals(ProcessHandle.current().pid(), b.peerCredentials().pid());
+      }
+      int memfd = MemFd.create("jperfetto-not-a-socket", 0);
+      try {
+        ErrnoException e = assertThrows(ErrnoException.class, () -> UnixSocket.adopt(memfd, "x"));
+        assertEquals(Errno.ENOTSOCK, e.errno());
+      } finally {
+        Fds.close(memfd);
+      }
+    }
+  }
+
+  @Test
+  void heapSegmentsLargerThanTheBounceBufferGoInPieces() throws Exception {
+    UnixSocket[] p = UnixSocket.pair();
+    try (UnixSocket a = p[0]; UnixSocket b = p[1]) {
+      byte[] big = new byte[300_000];
+      new java.util.Random(7).nextBytes(big);
+      byte[] got = new byte[big.length];
+      java.util.concurrent.CompletableFuture<Void> done = java.util.concurrent.CompletableFuture.runAsync(() -> {
+        try {
+          long at = 0;
+          while (at < got.length) {
+            long n = b.receive(MemorySegment.ofArray(got), at, got.length - at, null);
+            assertTrue(n > 0 && n <= Scratch.BOUNCE_BYTES, "n=" + n);
+            at += n;
+          }
+        } catch (ErrnoException e) {
+          throw new AssertionError(e);
+        }
+      });
+      long at = 0;
+      while (at < big.length) {
+        long n = a.send(MemorySegment.ofArray(big), at, big.length - at, -1);
+        assertTrue(n > 0 && n <= Scratch.BOUNCE_BYTES, "n=" + n);
+        at += n;
+      }
+      done.get(10, java.util.concurrent.TimeUnit.SECONDS);
+      assertArrayEquals(big, got);
+    }
+  }
+
+  @Test
+  void argumentsOutOfBoundsAreRejectedBeforeTheKernel() throws IOException {
+    UnixSocket[] p = UnixSocket.pair();
+    try (UnixSocket a = p[0]; UnixSocket b = p[1]; Arena arena = Arena.ofConfined()) {
+      MemorySegment buf = arena.allocate(8);
+      assertThrows(IndexOutOfBoundsException.class, () -> a.send(buf, 4, 8, -1));
+      assertThrows(IndexOutOfBoundsException.class, () -> b.receive(buf, -1, 4, null));
+      assertThrows(IllegalArgumentException.class, () -> a.send(buf, 0, 0, a.fd()));
+      assertThrows(IllegalArgumentException.class, () -> b.receive(buf.asReadOnly(), 0, 8, null));
+      Arena closed = Arena.ofConfined();
+      MemorySegment gone = closed.allocate(8);
+      closed.close();
+      assertThrows(IllegalStateException.class, () -> a.send(gone, 0, 8, -1));
     }
   }
 }
