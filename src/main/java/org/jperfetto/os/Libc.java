@@ -20,6 +20,7 @@ import java.util.Locale;
  * <p>Struct layouts and constants are those of Linux on x86_64 and aarch64 (LP64, little-endian);
  * anything else is refused when this class initialises.
  */
+@SuppressWarnings("restricted") // this class is where the downcalls live
 final class Libc {
   // --- platform -------------------------------------------------------------------------------
   static final boolean X86_64;

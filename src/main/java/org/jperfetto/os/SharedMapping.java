@@ -11,6 +11,7 @@ import java.lang.foreign.MemorySegment;
  * close it only after they have stopped. The descriptor itself is not consumed: the caller may
  * close it right after mapping.
  */
+@SuppressWarnings("restricted") // reinterpret gives the mmap result its size and cleanup
 public final class SharedMapping {
   private static final System.Logger LOG = System.getLogger(SharedMapping.class.getName());
 

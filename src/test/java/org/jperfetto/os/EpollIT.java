@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Timeout;
 
 /** epoll over real sockets and the eventfd wakeup. */
 @Timeout(20)
+@SuppressWarnings("try") // some resources exist only to be held open and closed
 class EpollIT {
 
   @Test

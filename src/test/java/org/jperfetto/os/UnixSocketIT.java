@@ -22,6 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** Real AF_UNIX sockets: filesystem and abstract addresses, data, fd passing, errors. */
 @Timeout(20)
+@SuppressWarnings("try") // some resources exist only to be held open and closed
 class UnixSocketIT {
   private static final AtomicLong NAMES = new AtomicLong();
 

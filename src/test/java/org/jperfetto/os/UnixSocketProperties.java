@@ -19,6 +19,7 @@ import net.jqwik.api.constraints.IntRange;
 import net.jqwik.api.constraints.Size;
 
 /** Byte streams survive any chunking, over native and heap segments; address lengths hold exactly. */
+@SuppressWarnings("try") // some resources exist only to be held open and closed
 class UnixSocketProperties {
 
   @Property(tries = 60)
