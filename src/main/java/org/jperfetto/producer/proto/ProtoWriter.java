@@ -166,9 +166,8 @@ public final class ProtoWriter {
     sizeFieldSegment[level] = null;
     long position = sizeFieldPosition[level];
     if (segment != null) {
-      return size - stream.backfillSize(segment, position, size, ProtoWire.MAX_ONE_BYTE_MESSAGE_LENGTH);
-    }
-    if (position != DISCARDED) {
+      stream.backfillSize(segment, position, size, ProtoWire.MAX_ONE_BYTE_MESSAGE_LENGTH);
+    } else if (position != DISCARDED) {
       patches.fill(position, size);
     }
     return size;
