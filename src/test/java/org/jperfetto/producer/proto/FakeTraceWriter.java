@@ -47,10 +47,8 @@ final class FakeTraceWriter implements ScatteredStreamWriter.Delegate {
   final ProtoWriter writer = new ProtoWriter(stream, patches);
   private final IntSupplier chunkSizes;
   private Chunk current;
+  final PacketFragment fragment = new PacketFragment(stream);
   private boolean fragmenting;
-  private MemorySegment fragmentSegment;
-  private long fragmentHeader = -1;
-  private long fragmentStart;
 
   /** chunkSizes gives each new chunk's payload size (at least 16 bytes). */
   FakeTraceWriter(IntSupplier chunkSizes) {
@@ -63,10 +61,7 @@ final class FakeTraceWriter implements ScatteredStreamWriter.Delegate {
       stream.extend();
     }
     writer.reset();
-    fragmentHeader = stream.reserveBytes(HEADER);
-    fragmentSegment = stream.segment();
-    fragmentSegment.asSlice(fragmentHeader, HEADER).fill((byte) 0);
-    fragmentStart = stream.written();
+    fragment.begin();
     fragmenting = true;
     current.packets++;
     return writer;
@@ -74,9 +69,7 @@ final class FakeTraceWriter implements ScatteredStreamWriter.Delegate {
 
   void endPacket() {
     writer.endAllNested();
-    int size = (int) (stream.written() - fragmentStart);
-    stream.backfillSize(fragmentSegment, fragmentHeader, size, ProtoWire.MAX_ONE_BYTE_FRAGMENT_SIZE);
-    fragmentHeader = -1;
+    fragment.end();
     fragmenting = false;
     sendPatchedFront();
   }
@@ -84,9 +77,8 @@ final class FakeTraceWriter implements ScatteredStreamWriter.Delegate {
   @Override
   public void getNewBuffer(ScatteredStreamWriter w) {
     if (current != null && fragmenting) {
-      int partial = (int) (w.written() - fragmentStart);
       current.flags |= LAST_CONTINUES_ON_NEXT;
-      ProtoWire.writeRedundantVarInt(fragmentSegment, fragmentHeader, partial);
+      fragment.endAtChunkBoundary();
       if (writer.redirectSizeFields(current.payload, 0, current.payload.byteSize(), current.id) > 0) {
         current.flags |= NEEDS_PATCHING;
       }
@@ -98,9 +90,7 @@ final class FakeTraceWriter implements ScatteredStreamWriter.Delegate {
       current.packets = 1;
       current.flags = FIRST_CONTINUES_FROM_PREV;
       w.reset(current.payload, HEADER, current.payload.byteSize());
-      fragmentSegment = current.payload;
-      fragmentHeader = 0;
-      fragmentStart = w.written();
+      fragment.beginContinuation(current.payload, 0);
     } else {
       w.reset(current.payload, 0, current.payload.byteSize());
     }
