@@ -1,0 +1,87 @@
+package org.jperfetto.producer.proto;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+
+/**
+ * Protobuf wire-format constants and helpers shared by the streaming writer: tags, zigzag, varint
+ * sizes and the 4-byte redundant varint used for sizes that are known only after the fact.
+ */
+public final class ProtoWire {
+  private ProtoWire() {}
+
+  static final ValueLayout.OfInt INT_LE = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+  static final ValueLayout.OfLong LONG_LE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+  public static final int WIRE_TYPE_VARINT = 0;
+  public static final int WIRE_TYPE_FIXED64 = 1;
+  public static final int WIRE_TYPE_LENGTH_DELIMITED = 2;
+  public static final int WIRE_TYPE_FIXED32 = 5;
+
+  /** Largest field number protobuf allows (2^29 - 1). */
+  public static final int MAX_FIELD_NUMBER = (1 << 29) - 1;
+
+  /** Bytes reserved for a size that is backfilled later (protozero's kMessageLengthFieldSize). */
+  public static final int MESSAGE_LENGTH_FIELD_SIZE = 4;
+
+  /** Largest size a 4-byte redundant varint can hold: 2^28 - 1; also the SMB's drop-packet marker. */
+  public static final int MAX_MESSAGE_LENGTH = (1 << (7 * MESSAGE_LENGTH_FIELD_SIZE)) - 1;
+
+  /** Largest size that fits a 1-byte varint. */
+  public static final int MAX_ONE_BYTE_MESSAGE_LENGTH = 127;
+
+  /**
+   * Largest packet fragment size a TraceWriter writes as 1 byte: upstream compacts a fragment only
+   * when its size is below 127 (strictly), one less than for nested messages.
+   */
+  public static final int MAX_ONE_BYTE_FRAGMENT_SIZE = 126;
+
+  /** Bytes saved when a 4-byte size field is compacted to 1 byte. */
+  public static final int BYTES_TO_COMPACT = MESSAGE_LENGTH_FIELD_SIZE - 1;
+
+  /** Longest encoding of a varint (a 64-bit value). */
+  public static final int MAX_VARINT_SIZE = 10;
+
+  /** Encodes a tag; the field number must be in [1, 2^29 - 1]. */
+  public static int makeTag(int fieldNumber, int wireType) {
+    if (fieldNumber <= 0 || fieldNumber > MAX_FIELD_NUMBER) {
+      throw new IllegalArgumentException("field number out of range: field=" + fieldNumber);
+    }
+    return (fieldNumber << 3) | wireType;
+  }
+
+  public static long zigZagEncode(long value) {
+    return (value << 1) ^ (value >> 63);
+  }
+
+  public static int zigZagEncode(int value) {
+    return (value << 1) ^ (value >> 31);
+  }
+
+  /** Number of bytes of the varint encoding of value (taken as unsigned 64-bit). */
+  public static int varIntSize(long value) {
+    // 1 byte per started group of 7 significant bits; 0 still takes one byte.
+    int bits = 64 - Long.numberOfLeadingZeros(value | 1);
+    return (bits + 6) / 7;
+  }
+
+  /**
+   * Writes value as a varint of exactly 4 bytes (leading-zero redundant encoding, e.g. 1 becomes
+   * 81 80 80 00), so a size reserved before the payload can be filled in afterwards.
+   */
+  public static void writeRedundantVarInt(MemorySegment segment, long offset, int value) {
+    if (value < 0 || value > MAX_MESSAGE_LENGTH) {
+      throw new IllegalArgumentException("size does not fit a 4-byte varint: size=" + value);
+    }
+    segment.set(INT_LE, offset, redundantVarInt(value));
+  }
+
+  /** The 4 bytes of the redundant varint of value, packed little-endian into an int (byte 0 lowest). */
+  public static int redundantVarInt(int value) {
+    return (0x80 | (value & 0x7F))
+        | (0x80 | ((value >>> 7) & 0x7F)) << 8
+        | (0x80 | ((value >>> 14) & 0x7F)) << 16
+        | ((value >>> 21) & 0x7F) << 24;
+  }
+}

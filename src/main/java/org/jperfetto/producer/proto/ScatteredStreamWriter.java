@@ -1,0 +1,220 @@
+package org.jperfetto.producer.proto;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Writes a byte stream into a sequence of ranges [begin, end) of memory segments, e.g. the payloads of
+ * successive SMB chunks. When the current range is full it asks its {@link Delegate} for the next one.
+ * Positions are offsets into {@link #segment()}; nothing here allocates. One thread uses it at a time.
+ */
+public final class ScatteredStreamWriter {
+
+  /** Hands out the next range to write into. */
+  @FunctionalInterface
+  public interface Delegate {
+    /**
+     * Called when the current range is exhausted. Must call {@link #reset} on the writer with a
+     * non-empty range before returning (it may first finish off the old range, e.g. backfill sizes).
+     */
+    void getNewBuffer(ScatteredStreamWriter writer);
+  }
+
+  private final Delegate delegate;
+  private MemorySegment segment = MemorySegment.NULL;
+  private long rangeBegin;
+  private long writePtr;
+  private long rangeEnd;
+  private long writtenPreviously;
+
+  public ScatteredStreamWriter(Delegate delegate) {
+    this.delegate = java.util.Objects.requireNonNull(delegate, "delegate");
+  }
+
+  /** Continues writing at [begin, end) of segment. An empty range (begin == end) means "no range". */
+  public void reset(MemorySegment segment, long begin, long end) {
+    if (begin < 0 || begin > end || end > segment.byteSize()) {
+      throw new IllegalArgumentException("range out of segment: begin=" + begin + " end=" + end
+          + " size=" + segment.byteSize());
+    }
+    writtenPreviously += writePtr - rangeBegin;
+    this.segment = segment;
+    this.rangeBegin = begin;
+    this.writePtr = begin;
+    this.rangeEnd = end;
+  }
+
+  /** Asks the delegate for the next range; fails clearly if it gave none. */
+  public void extend() {
+    delegate.getNewBuffer(this);
+    if (writePtr >= rangeEnd) {
+      throw new IllegalStateException("delegate gave no writable range: begin=" + rangeBegin
+          + " end=" + rangeEnd);
+    }
+  }
+
+  public void writeByte(int value) {
+    if (writePtr >= rangeEnd) {
+      extend();
+    }
+    segment.set(JAVA_BYTE, writePtr++, (byte) value);
+  }
+
+  /** Writes value as a varint (unsigned 64-bit). */
+  public void writeVarInt(long value) {
+    if (rangeEnd - writePtr >= ProtoWire.MAX_VARINT_SIZE) {
+      MemorySegment s = segment;
+      long p = writePtr;
+      while ((value & ~0x7FL) != 0) {
+        s.set(JAVA_BYTE, p++, (byte) (value | 0x80));
+        value >>>= 7;
+      }
+      s.set(JAVA_BYTE, p++, (byte) value);
+      writePtr = p;
+      return;
+    }
+    while ((value & ~0x7FL) != 0) {
+      writeByte((int) (value | 0x80));
+      value >>>= 7;
+    }
+    writeByte((int) value);
+  }
+
+  /** Writes value little-endian, 4 bytes. */
+  public void writeFixed32(int value) {
+    if (rangeEnd - writePtr >= Integer.BYTES) {
+      segment.set(ProtoWire.INT_LE, writePtr, value);
+      writePtr += Integer.BYTES;
+      return;
+    }
+    for (int i = 0; i < Integer.BYTES; i++) {
+      writeByte(value >>> (8 * i));
+    }
+  }
+
+  /** Writes value little-endian, 8 bytes. */
+  public void writeFixed64(long value) {
+    if (rangeEnd - writePtr >= Long.BYTES) {
+      segment.set(ProtoWire.LONG_LE, writePtr, value);
+      writePtr += Long.BYTES;
+      return;
+    }
+    for (int i = 0; i < Long.BYTES; i++) {
+      writeByte((int) (value >>> (8 * i)));
+    }
+  }
+
+  public void writeBytes(byte[] src, int offset, int length) {
+    java.util.Objects.checkFromIndexSize(offset, length, src.length);
+    while (length > 0) {
+      if (writePtr >= rangeEnd) {
+        extend();
+      }
+      int burst = (int) Math.min(rangeEnd - writePtr, length);
+      MemorySegment.copy(src, offset, segment, JAVA_BYTE, writePtr, burst);
+      writePtr += burst;
+      offset += burst;
+      length -= burst;
+    }
+  }
+
+  public void writeBytes(MemorySegment src, long offset, long length) {
+    java.util.Objects.checkFromIndexSize(offset, length, src.byteSize());
+    while (length > 0) {
+      if (writePtr >= rangeEnd) {
+        extend();
+      }
+      long burst = Math.min(rangeEnd - writePtr, length);
+      MemorySegment.copy(src, offset, segment, writePtr, burst);
+      writePtr += burst;
+      offset += burst;
+      length -= burst;
+    }
+  }
+
+  /**
+   * Reserves size contiguous bytes (e.g. a size field to backfill) and returns their offset in
+   * {@link #segment()} as it is after the call; takes a new range first if the current one is too
+   * short. size must not exceed a fresh range.
+   */
+  public long reserveBytes(int size) {
+    if (rangeEnd - writePtr < size) {
+      extend();
+      if (rangeEnd - writePtr < size) {
+        throw new IllegalStateException("new range too small to reserve: size=" + size
+            + " available=" + (rangeEnd - writePtr));
+      }
+    }
+    long begin = writePtr;
+    writePtr += size;
+    return begin;
+  }
+
+  /** Moves the last size bytes written back by offset bytes, within the current range. */
+  public void rewind(long size, int offset) {
+    long src = writePtr - size;
+    long dst = src - offset;
+    if (size < 0 || dst < rangeBegin) {
+      throw new IllegalStateException("rewind out of range: size=" + size + " offset=" + offset
+          + " begin=" + rangeBegin + " writePtr=" + writePtr);
+    }
+    MemorySegment.copy(segment, src, segment, dst, size); // copy() handles overlap like memmove
+    writePtr -= offset;
+  }
+
+  /**
+   * Writes into the 4-byte field reserved at (fieldSegment, fieldOffset) the size of the body that
+   * follows it. Like protozero, when the size is at most maxOneByteSize and the field and the whole
+   * body sit contiguously in the current range (so nothing of it was handed back yet), the body is
+   * moved back 3 bytes and the size takes 1 byte; otherwise it becomes a 4-byte redundant varint in
+   * place. Returns the number of bytes saved (0 or 3).
+   */
+  public int backfillSize(MemorySegment fieldSegment, long fieldOffset, int size, int maxOneByteSize) {
+    if (size <= maxOneByteSize
+        && fieldSegment == segment
+        && fieldOffset >= rangeBegin
+        && fieldOffset + ProtoWire.MESSAGE_LENGTH_FIELD_SIZE + size == writePtr) {
+      rewind(size, ProtoWire.BYTES_TO_COMPACT);
+      segment.set(JAVA_BYTE, fieldOffset, (byte) size);
+      return ProtoWire.BYTES_TO_COMPACT;
+    }
+    ProtoWire.writeRedundantVarInt(fieldSegment, fieldOffset, size);
+    return 0;
+  }
+
+  /** The segment of the current range (MemorySegment.NULL before the first range). */
+  public MemorySegment segment() {
+    return segment;
+  }
+
+  public long rangeBegin() {
+    return rangeBegin;
+  }
+
+  public long rangeEnd() {
+    return rangeEnd;
+  }
+
+  public long writePtr() {
+    return writePtr;
+  }
+
+  /** Moves the write position within the current range (e.g. to drop what a writer gave up). */
+  public void setWritePtr(long position) {
+    if (position < rangeBegin || position > rangeEnd) {
+      throw new IllegalArgumentException("write position out of range: position=" + position
+          + " begin=" + rangeBegin + " end=" + rangeEnd);
+    }
+    writePtr = position;
+  }
+
+  public long bytesAvailable() {
+    return rangeEnd - writePtr;
+  }
+
+  /** Total bytes written through this writer over all ranges (skipped range tails not counted). */
+  public long written() {
+    return writtenPreviously + (writePtr - rangeBegin);
+  }
+}
