@@ -215,10 +215,10 @@ public final class IpcHost implements AutoCloseable {
         }
         if (!reader.endReceive((int) n, receivedFd[0], this)) {
           FrameReader.Failure failure = reader.failure();
-          if (failure.kind() == FrameReader.FailureKind.FRAME_TOO_LARGE) {
-            framesTooLarge++;
-          } else {
-            malformedFrames++;
+          switch (failure.kind()) {
+            case FRAME_TOO_LARGE -> framesTooLarge++;
+            case MALFORMED_FRAME -> malformedFrames++;
+            case CLOSED -> { } // dropped while handling a frame; already counted
           }
           drop(failure.message(), true);
           return;
