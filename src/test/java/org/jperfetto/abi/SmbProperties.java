@@ -208,11 +208,11 @@ class SmbProperties {
     roundTrip(pageSizeIdx == 0 ? 4096 : 8192, DIVS[div], sizesInChunks, seed);
   }
 
-  @Property(tries = 1000)
+  @Property(tries = 400)
   @Tag("stress")
   void packetsSplitOverChunksReassembleByteExactLong(@ForAll @IntRange(min = 0, max = 4) int pageSizeIdx,
       @ForAll @IntRange(min = 0, max = 4) int div,
-      @ForAll @Size(max = 200) List<@DoubleRange(min = 0, max = 6) Double> sizesInChunks,
+      @ForAll @Size(max = 60) List<@DoubleRange(min = 0, max = 5) Double> sizesInChunks,
       @ForAll long seed) {
     roundTrip(4096 << pageSizeIdx, DIVS[div], sizesInChunks, seed);
   }
