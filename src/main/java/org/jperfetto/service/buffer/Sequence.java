@@ -16,6 +16,9 @@ final class Sequence {
    * starts just after it, so after chunk ids wrap 0xFFFFFFFF -> 0 the old high ids come first.
    */
   int lastChunkIdWritten;
+  /** Whether any fragment was taken out of this sequence, and the newest chunk it came from. */
+  boolean hasRead;
+  int newestChunkIdRead;
 
   private int[] ids;
   private int[] slots;
@@ -32,6 +35,8 @@ final class Sequence {
   Sequence(Sequence other) {
     this(other.producerId, other.writerId);
     lastChunkIdWritten = other.lastChunkIdWritten;
+    hasRead = other.hasRead;
+    newestChunkIdRead = other.newestChunkIdRead;
     ids = new int[other.ids.length];
     slots = new int[other.slots.length];
     for (int i = 0; i < other.size; i++) {
@@ -39,6 +44,22 @@ final class Sequence {
       slots[i] = other.slotAt(i);
     }
     size = other.size;
+  }
+
+  /** Records that a fragment of chunkId was taken out (read or skipped). */
+  void noteRead(int chunkId) {
+    if (!hasRead || chunkId - newestChunkIdRead > 0) {
+      hasRead = true;
+      newestChunkIdRead = chunkId;
+    }
+  }
+
+  /**
+   * True if chunkId is older (in wrap-around order) than a chunk the reader already took
+   * fragments from: its packets can no longer come out in order.
+   */
+  boolean isBehindReader(int chunkId) {
+    return hasRead && chunkId - newestChunkIdRead < 0;
   }
 
   static int key(int producerId, int writerId) {

@@ -170,6 +170,12 @@ public final class TraceBuffer implements AutoCloseable {
       rewriteChunk(seq, pos, numFragments, flags, chunkComplete, src, srcOffset, size, recordSize);
       return;
     }
+    if (seq.isBehindReader(chunkId)) {
+      // Committed after a later chunk of its sequence was read: its packets cannot come out in
+      // order any more. (Upstream would return them late; dropping keeps the sequence ordered.)
+      chunksDiscarded++;
+      return;
+    }
     if (discardWrites) {
       discard();
       return;
@@ -245,9 +251,8 @@ public final class TraceBuffer implements AutoCloseable {
       }
       return;
     }
-    int next = seq.find(seq.idAt(pos) + 1);
-    if (next >= 0 && chunks.fragmentsRead[seq.slotAt(next)] > 0) {
-      // The reader already moved on to the next chunk: new packets here would come out of order.
+    if (seq.isBehindReader(seq.idAt(pos))) {
+      // The reader already moved on to a later chunk: new packets here would come out of order.
       abiViolations++;
       return;
     }
@@ -584,6 +589,7 @@ public final class TraceBuffer implements AutoCloseable {
     long recordEnd = record + ChunkRecord.size(buf, record);
     long payload = record + HDR;
     long p = payload + chunks.nextFragmentOffset[slot];
+    sequences.at(readSeq).noteRead(ChunkRecord.chunkId(buf, record));
     if (chunks.fragmentsRead[slot] >= chunks.numFragments[slot] || p >= recordEnd) {
       abiViolations++; // more fragments declared than the chunk holds
       return markChunkBad(slot);

@@ -159,6 +159,17 @@ class TraceBufferTest {
   }
 
   @Test
+  void continuationIsNotGluedToAChunkThatDoesNotContinueIt() {
+    ring(4096);
+    chunk(1, 1, 0).packet(10, 1).packet(20, 2).flags(ON_NEXT).copyInto(tb);
+    chunk(1, 1, 1).packet(30, 3).copyInto(tb); // a buggy producer: no continues-from-previous flag
+    List<Read> got = readAll(tb);
+    assertEquals(1, got.size());
+    assertArrayEquals(content(10, 1), got.get(0).data());
+    assertEquals(1, tb.stats().readaheadsFailed());
+  }
+
+  @Test
   void missingMiddleChunkStopsTheSequenceUntilItArrives() {
     ring(4096);
     chunk(1, 1, 0).packet(10, 1).packet(20, 2).flags(ON_NEXT).copyInto(tb);
@@ -372,6 +383,19 @@ class TraceBufferTest {
       assertArrayEquals(content(10, i), got.get(i).data());
     }
     assertEquals(2, tb.stats().chunksCommittedOutOfOrder());
+  }
+
+  @Test
+  void chunkArrivingAfterALaterChunkWasReadIsDropped() {
+    ring(4096);
+    chunk(1, 1, 1).packet(10, 1).copyInto(tb);
+    assertEquals(1, readAll(tb).size());
+    chunk(1, 1, 0).packet(10, 0).copyInto(tb);
+    chunk(1, 1, 2).packet(10, 2).copyInto(tb);
+    List<Read> got = readAll(tb);
+    assertEquals(1, got.size(), "chunk 0 would come out after chunk 1");
+    assertArrayEquals(content(10, 2), got.get(0).data());
+    assertEquals(1, tb.stats().chunksDiscarded());
   }
 
   @Test
