@@ -593,6 +593,9 @@ public final class TracingService {
       long[] ids = e.getValue().stream().mapToLong(Long::longValue).toArray();
       producers.get(e.getKey()).callbacks.flush(requestId, ids, 0);
     }
+    if (s.pendingFlushes.get(requestId) != f) {
+      return; // every producer acked from within its flush callback
+    }
     if (f.producersPending.isEmpty()) {
       completeFlush(s, f, true);
       return;
