@@ -10,4 +10,7 @@ module org.jperfetto {
   requires java.logging;
 
   exports org.jperfetto.protos;
+  // The consumer client API (enable, flush, read, stop) and the embeddable tracing service.
+  exports org.jperfetto.consumer;
+  exports org.jperfetto.service;
 }
