@@ -297,6 +297,14 @@ public final class Jperfetto {
   }
 
   private int trace(TracingConsumer consumer, TraceConfig config, Output output) throws Exception {
+    // Handlers first: a signal that comes while the session is being enabled still stops it cleanly.
+    try (StopSignals signals = StopSignals.install(err)) {
+      return trace(consumer, config, output, signals);
+    }
+  }
+
+  private int trace(TracingConsumer consumer, TraceConfig config, Output output, StopSignals signals)
+      throws Exception {
     long expected = config.getDurationMs() != 0 ? Integer.toUnsignedLong(config.getDurationMs())
         : Integer.toUnsignedLong(config.getTriggerConfig().getTriggerTimeoutMs());
     err.println(expected > 0
@@ -320,28 +328,26 @@ public final class Jperfetto {
     }
     long failsafe = expected > 0 ? expected + FAILSAFE_EXTRA_MS + Integer.toUnsignedLong(config.getFlushTimeoutMs())
         + Integer.toUnsignedLong(config.getDataSourceStopTimeoutMs()) : 0;
-    try (StopSignals signals = StopSignals.install(err)) {
-      signals.requested().thenAccept(name -> {
-        err.println("\n" + name + " received: disabling tracing.");
-        stop(consumer);
-      });
-      TracingDisabled end = waitForEnd(consumer, session, failsafe);
-      if (end == null) {
-        return EXIT_ERROR;
-      }
-      if (!end.ok()) {
-        err.println("Service error: " + end.error());
-        if (output != null) {
-          output.removeIfEmpty();
-        }
-        return EXIT_OK; // upstream keeps exit code 0 here, for compatibility with its old guardrails
-      }
-      if (config.getWriteIntoFile()) {
-        err.println("Trace written into the output file");
-        return EXIT_OK;
-      }
-      return readBack(consumer, output); // a signal now changes nothing: the read is under way
+    signals.requested().thenAccept(name -> {
+      err.println("\n" + name + " received: disabling tracing.");
+      stop(consumer);
+    });
+    TracingDisabled end = waitForEnd(consumer, session, failsafe);
+    if (end == null) {
+      return EXIT_ERROR;
     }
+    if (!end.ok()) {
+      err.println("Service error: " + end.error());
+      if (output != null) {
+        output.removeIfEmpty();
+      }
+      return EXIT_OK; // upstream keeps exit code 0 here, for compatibility with its old guardrails
+    }
+    if (config.getWriteIntoFile()) {
+      err.println("Trace written into the output file");
+      return EXIT_OK;
+    }
+    return readBack(consumer, output); // a signal now changes nothing: the read is under way
   }
 
   private int clone(TracingConsumer consumer, Output output) throws Exception {
