@@ -84,7 +84,7 @@ public class ProtoWriterBench implements ScatteredStreamWriter.Delegate {
     if (stream.bytesAvailable() < 64) {
       stream.extend();
     }
-    writer.reset();
+    writer.endAllNested();
     fragment.begin();
   }
 
@@ -123,6 +123,20 @@ public class ProtoWriterBench implements ScatteredStreamWriter.Delegate {
     writer.endNested();
     writer.appendVarInt(PACKET_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
     endPacket();
+    return stream.writePtr();
+  }
+
+  private final byte[] encodedBegin = {
+      0x18, 0x40, (byte) 0xd2, (byte) 0x99, (byte) 0xa8, (byte) 0xdc, 0x03, 0x5a, 0x0a, 0x48, 0x01, 0x50, 0x01,
+      0x22, 0x04, 0x08, 0x01, 0x20, 0x2a, 0x68, 0x02, 0, 0, 0, 0};
+
+  /** Baseline: copying an already encoded begin packet of the same size; no encoding at all. */
+  @Benchmark
+  public long baselineCopyEncodedPacket() {
+    if (stream.bytesAvailable() < 64) {
+      stream.extend();
+    }
+    stream.writeBytes(encodedBegin, 0, encodedBegin.length);
     return stream.writePtr();
   }
 

@@ -63,17 +63,26 @@ public final class ScatteredStreamWriter {
 
   /** Writes value as a varint (unsigned 64-bit). */
   public void writeVarInt(long value) {
-    if (rangeEnd - writePtr >= ProtoWire.MAX_VARINT_SIZE) {
-      MemorySegment s = segment;
-      long p = writePtr;
-      while ((value & ~0x7FL) != 0) {
-        s.set(JAVA_BYTE, p++, (byte) (value | 0x80));
+    long p = writePtr;
+    if ((value >>> 56) == 0 && rangeEnd - p >= Long.BYTES) {
+      // Up to 8 bytes: encode in a register and store once; the bytes past the varint get the
+      // encoding's zero high bytes, inside our range, and are overwritten by whatever comes next.
+      long encoded = 0;
+      int shift = 0;
+      while (value >= 0x80) {
+        encoded |= ((value & 0x7F) | 0x80) << shift;
         value >>>= 7;
+        shift += 8;
       }
-      s.set(JAVA_BYTE, p++, (byte) value);
-      writePtr = p;
+      encoded |= value << shift;
+      segment.set(ProtoWire.LONG_LE, p, encoded);
+      writePtr = p + (shift >>> 3) + 1;
       return;
     }
+    writeVarIntSlow(value);
+  }
+
+  private void writeVarIntSlow(long value) {
     while ((value & ~0x7FL) != 0) {
       writeByte((int) (value | 0x80));
       value >>>= 7;
@@ -139,16 +148,21 @@ public final class ScatteredStreamWriter {
    * short. size must not exceed a fresh range.
    */
   public long reserveBytes(int size) {
-    if (rangeEnd - writePtr < size) {
-      extend();
-      if (rangeEnd - writePtr < size) {
-        throw new IllegalStateException("new range too small to reserve: size=" + size
-            + " available=" + (rangeEnd - writePtr));
-      }
-    }
     long begin = writePtr;
-    writePtr += size;
+    if (rangeEnd - begin < size) {
+      begin = reserveInNewRange(size);
+    }
+    writePtr = begin + size;
     return begin;
+  }
+
+  private long reserveInNewRange(int size) {
+    extend();
+    if (rangeEnd - writePtr < size) {
+      throw new IllegalStateException("new range too small to reserve: size=" + size
+          + " available=" + (rangeEnd - writePtr));
+    }
+    return writePtr;
   }
 
   /** Moves the last size bytes written back by offset bytes, within the current range. */
@@ -175,12 +189,30 @@ public final class ScatteredStreamWriter {
         && fieldSegment == segment
         && fieldOffset >= rangeBegin
         && fieldOffset + ProtoWire.MESSAGE_LENGTH_FIELD_SIZE + size == writePtr) {
-      rewind(size, ProtoWire.BYTES_TO_COMPACT);
-      segment.set(JAVA_BYTE, fieldOffset, (byte) size);
+      compact(fieldOffset, size);
       return ProtoWire.BYTES_TO_COMPACT;
     }
     ProtoWire.writeRedundantVarInt(fieldSegment, fieldOffset, size);
     return 0;
+  }
+
+  /** Moves the size bytes after the 4-byte field at fieldOffset back by 3 and writes a 1-byte size. */
+  private void compact(long fieldOffset, int size) {
+    MemorySegment s = segment;
+    long body = fieldOffset + ProtoWire.MESSAGE_LENGTH_FIELD_SIZE;
+    long to = fieldOffset + 1;
+    long rounded = (size + 7) & ~7L;
+    if (body + rounded <= rangeEnd) {
+      // 8 bytes at a time, front to back: each store lands before the bytes still to be read. The
+      // last store may spill up to 7 stale bytes past the new end, inside our range.
+      for (long i = 0; i < rounded; i += Long.BYTES) {
+        s.set(ProtoWire.LONG_LE, to + i, s.get(ProtoWire.LONG_LE, body + i));
+      }
+    } else {
+      MemorySegment.copy(s, body, s, to, size);
+    }
+    s.set(JAVA_BYTE, fieldOffset, (byte) size);
+    writePtr -= ProtoWire.BYTES_TO_COMPACT;
   }
 
   /** The segment of the current range (MemorySegment.NULL before the first range). */

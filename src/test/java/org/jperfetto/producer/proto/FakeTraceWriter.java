@@ -60,7 +60,7 @@ final class FakeTraceWriter implements ScatteredStreamWriter.Delegate {
     if (stream.bytesAvailable() < HEADER + 8) {
       stream.extend();
     }
-    writer.reset();
+    writer.endAllNested();
     fragment.begin();
     fragmenting = true;
     current.packets++;
