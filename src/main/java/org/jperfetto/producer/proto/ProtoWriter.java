@@ -58,8 +58,13 @@ public final class ProtoWriter {
 
   /** int32, int64, uint32, uint64, enum (negative int32/int64 take 10 bytes, as in protobuf). */
   public void appendVarInt(int field, long value) {
-    writeTag(field, ProtoWire.WIRE_TYPE_VARINT);
-    stream.writeVarInt(value);
+    int tag = ProtoWire.makeTag(field, ProtoWire.WIRE_TYPE_VARINT);
+    if ((tag >>> 7) == 0) { // fields 1..15 (a tag from field 2^28 up is negative)
+      stream.writeByteAndVarInt(tag, value);
+    } else {
+      stream.writeVarInt(tag & 0xFFFF_FFFFL);
+      stream.writeVarInt(value);
+    }
   }
 
   /** sint32, sint64 (zigzag). */

@@ -67,19 +67,45 @@ public final class ScatteredStreamWriter {
     if ((value >>> 56) == 0 && rangeEnd - p >= Long.BYTES) {
       // Up to 8 bytes: encode in a register and store once; the bytes past the varint get the
       // encoding's zero high bytes, inside our range, and are overwritten by whatever comes next.
-      long encoded = 0;
-      int shift = 0;
-      while (value >= 0x80) {
-        encoded |= ((value & 0x7F) | 0x80) << shift;
-        value >>>= 7;
-        shift += 8;
-      }
-      encoded |= value << shift;
+      long encoded = encodeVarInt(value);
       segment.set(ProtoWire.LONG_LE, p, encoded);
-      writePtr = p + (shift >>> 3) + 1;
+      writePtr = p + encodedSize(encoded);
       return;
     }
     writeVarIntSlow(value);
+  }
+
+  /**
+   * Writes one byte (e.g. a tag for a field below 16) and then value as a varint: the common
+   * "tag + small value" field in a single store.
+   */
+  public void writeByteAndVarInt(int first, long value) {
+    long p = writePtr;
+    if ((value >>> 49) == 0 && rangeEnd - p >= Long.BYTES) {
+      long encoded = encodeVarInt(value);
+      segment.set(ProtoWire.LONG_LE, p, (encoded << 8) | (first & 0xFF));
+      writePtr = p + 1 + encodedSize(encoded);
+      return;
+    }
+    writeByte(first);
+    writeVarInt(value);
+  }
+
+  /** The varint bytes of value (below 2^56), first byte lowest. */
+  private static long encodeVarInt(long value) {
+    long encoded = 0;
+    int shift = 0;
+    while (value >= 0x80) {
+      encoded |= ((value & 0x7F) | 0x80) << shift;
+      value >>>= 7;
+      shift += 8;
+    }
+    return encoded | (value << shift);
+  }
+
+  /** Number of bytes of an encoding from {@link #encodeVarInt}: up to its last non-zero byte. */
+  private static int encodedSize(long encoded) {
+    return Math.max(1, (71 - Long.numberOfLeadingZeros(encoded)) >>> 3);
   }
 
   private void writeVarIntSlow(long value) {
