@@ -1,0 +1,18 @@
+package org.jperfetto.ipc;
+
+/**
+ * Counters of an {@link IpcHost}, as seen from any thread (each value is read separately).
+ *
+ * @param connections connections open now
+ * @param accepted connections accepted since start
+ * @param dropped connections the host closed on error (too-large or malformed frame, send buffer
+ *     overflow, socket error), not counting orderly peer disconnects
+ * @param framesTooLarge peers dropped for a frame over the 128 KiB cap
+ * @param malformedFrames peers dropped for a frame that did not parse
+ * @param sendOverflows peers dropped for not draining their replies
+ * @param invocations InvokeMethod requests dispatched to handlers
+ * @param rejectedRequests requests answered with a failure because the service, method or frame
+ *     type was unknown
+ */
+public record HostStats(int connections, long accepted, long dropped, long framesTooLarge,
+    long malformedFrames, long sendOverflows, long invocations, long rejectedRequests) {}

@@ -1,0 +1,411 @@
+package org.jperfetto.ipc;
+
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import org.jperfetto.ipc.wire.FrameReader;
+import org.jperfetto.ipc.wire.FrameSink;
+import org.jperfetto.os.Epoll;
+import org.jperfetto.os.ErrnoException;
+import org.jperfetto.os.Fds;
+import org.jperfetto.os.PeerCredentials;
+import org.jperfetto.os.UnixSocket;
+import org.jperfetto.protos.IPCFrame;
+
+/**
+ * The service side of Perfetto's IPC: listens on an AF_UNIX socket and serves the exposed services
+ * to every client that connects, all on one event-loop thread.
+ *
+ * <p>Protocol, as upstream's host does it: BindService answers with the service id (services are
+ * numbered from 1 in the order given) and its methods (ids from 1 in declaration order), or with
+ * success unset for an unknown name; InvokeMethod runs the handler of (service_id, method_id), and
+ * an unknown service or method gets a failed InvokeMethodReply, the connection staying up;
+ * SetPeerIdentity is ignored (SO_PEERCRED is authoritative on AF_UNIX); any other frame gets a
+ * RequestError. An fd received with a request is handed to that request's handler.
+ *
+ * <p>Threading: handlers and {@link ServiceListener} callbacks run on the loop thread, one at a time
+ * (the service is single-threaded, like upstream's), and must not block. A slow peer never blocks
+ * the loop: sockets are non-blocking, each peer's unsent replies are bounded by
+ * {@link #MAX_SEND_BUFFER_BYTES}, and a peer that lets them pile up past it is dropped.
+ */
+public final class IpcHost implements AutoCloseable {
+  private static final System.Logger LOG = System.getLogger(IpcHost.class.getName());
+
+  /** Unsent bytes a peer may have pending before it is dropped. */
+  public static final int MAX_SEND_BUFFER_BYTES = 4 * 1024 * 1024;
+
+  static final int LISTEN_BACKLOG = 128;
+  /** Reads per connection per readiness event, so one busy peer cannot starve the others. */
+  private static final int READS_PER_EVENT = 16;
+  private static final int READ_EVENTS = Epoll.IN | Epoll.RDHUP;
+
+  private final UnixSocket listener;
+  private final List<ServiceDefinition> services;
+  private final EventLoop loop;
+  private final Map<Long, Connection> connections = new HashMap<>();
+  private long listenerToken;
+  private long lastClientId;
+  private volatile boolean closed;
+
+  private volatile int connectionCount;
+  private volatile long accepted;
+  private volatile long dropped;
+  private volatile long framesTooLarge;
+  private volatile long malformedFrames;
+  private volatile long sendOverflows;
+  private volatile long invocations;
+  private volatile long rejectedRequests;
+
+  private IpcHost(UnixSocket listener, List<ServiceDefinition> services) throws ErrnoException {
+    this.listener = listener;
+    this.services = List.copyOf(services);
+    this.loop = new EventLoop("jperfetto-ipc-host " + listener.address());
+  }
+
+  /** Listens on {@code socketPath} ("@name" for the abstract namespace) and starts serving. */
+  public static IpcHost start(String socketPath, List<ServiceDefinition> services) throws IOException {
+    UnixSocket listener = UnixSocket.listen(socketPath, LISTEN_BACKLOG);
+    try {
+      return start(listener, services);
+    } catch (IOException | RuntimeException e) {
+      listener.close();
+      throw e;
+    }
+  }
+
+  /** Serves on an already listening socket (the host owns it from now on). */
+  public static IpcHost start(UnixSocket listening, List<ServiceDefinition> services) throws IOException {
+    checkUniqueNames(services);
+    listening.setNonBlocking(true);
+    IpcHost host = new IpcHost(listening, services);
+    CompletableFuture<Void> registered = new CompletableFuture<>();
+    host.loop.execute(() -> {
+      try {
+        host.listenerToken = host.loop.register(listening.fd(), Epoll.IN, events -> host.acceptAll());
+        registered.complete(null);
+      } catch (ErrnoException e) {
+        registered.completeExceptionally(e);
+      }
+    });
+    try {
+      registered.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      host.loop.close();
+      throw new IOException("interrupted while starting the IPC host", e);
+    } catch (ExecutionException e) {
+      host.loop.close();
+      throw new IOException("registering the listening socket " + listening.address(), e.getCause());
+    }
+    return host;
+  }
+
+  private static void checkUniqueNames(List<ServiceDefinition> services) {
+    for (int i = 0; i < services.size(); i++) {
+      for (int j = 0; j < i; j++) {
+        if (services.get(i).name().equals(services.get(j).name())) {
+          throw new IllegalArgumentException("service exposed twice: " + services.get(i).name());
+        }
+      }
+    }
+  }
+
+  /** The services, in service-id order (id = index + 1). */
+  public List<ServiceDefinition> services() {
+    return services;
+  }
+
+  /** The address the host listens on. */
+  public String address() {
+    return listener.address();
+  }
+
+  /** Runs {@code task} on the host's loop thread (where handlers run). */
+  public void execute(Runnable task) {
+    loop.execute(task);
+  }
+
+  /** True on the host's loop thread. */
+  public boolean inLoop() {
+    return loop.inLoop();
+  }
+
+  public HostStats stats() {
+    return new HostStats(connectionCount, accepted, dropped, framesTooLarge, malformedFrames,
+        sendOverflows, invocations, rejectedRequests);
+  }
+
+  private void acceptAll() {
+    while (!closed) {
+      UnixSocket socket;
+      try {
+        socket = listener.accept();
+      } catch (ErrnoException e) {
+        LOG.log(Level.WARNING, "accept on " + listener.address() + " failed: " + e.getMessage());
+        return;
+      }
+      if (socket == null) {
+        return;
+      }
+      try {
+        socket.setNonBlocking(true);
+        PeerCredentials credentials = socket.peerCredentials();
+        Connection connection = new Connection(socket, new ClientInfo(++lastClientId, credentials));
+        connection.token = loop.register(socket.fd(), READ_EVENTS, connection);
+        connections.put(connection.client.clientId(), connection);
+        accepted++;
+        connectionCount = connections.size();
+      } catch (ErrnoException e) {
+        LOG.log(Level.WARNING, "setting up an accepted connection failed: " + e.getMessage());
+        socket.close();
+      }
+    }
+  }
+
+  /** One client connection; all of it runs on the loop thread except {@link #sendReply}. */
+  private final class Connection implements EventLoop.Handler, FrameSink, MethodCall.ReplyChannel {
+    final UnixSocket socket;
+    final ClientInfo client;
+    final FrameReader reader = new FrameReader(Fds::closeQuietly);
+    final OutboundBuffer out = new OutboundBuffer(MAX_SEND_BUFFER_BYTES);
+    final BitSet boundServices = new BitSet();
+    final int[] receivedFd = {-1};
+    long token;
+    boolean writeInterest;
+    boolean closed;
+
+    Connection(UnixSocket socket, ClientInfo client) {
+      this.socket = socket;
+      this.client = client;
+    }
+
+    @Override
+    public void onEvents(int events) {
+      if ((events & Epoll.OUT) != 0) {
+        flush();
+      }
+      if ((events & (Epoll.IN | Epoll.HUP | Epoll.ERR | Epoll.RDHUP)) != 0) {
+        read();
+      }
+    }
+
+    private void read() {
+      for (int i = 0; i < READS_PER_EVENT && !closed; i++) {
+        long n;
+        try {
+          receivedFd[0] = -1;
+          n = socket.receive(reader.receiveBuffer(), reader.receiveOffset(), reader.receiveSpace(),
+              receivedFd);
+        } catch (ErrnoException e) {
+          drop("receive failed: " + e.getMessage(), true);
+          return;
+        }
+        if (n < 0) {
+          return;
+        }
+        if (n == 0) {
+          drop("peer closed the connection", false);
+          return;
+        }
+        if (!reader.endReceive((int) n, receivedFd[0], this)) {
+          FrameReader.Failure failure = reader.failure();
+          switch (failure.kind()) {
+            case FRAME_TOO_LARGE -> framesTooLarge++;
+            case MALFORMED_FRAME -> malformedFrames++;
+            case CLOSED -> { } // dropped while handling a frame; already counted
+          }
+          drop(failure.message(), true);
+          return;
+        }
+      }
+    }
+
+    @Override
+    public void onFrame(IPCFrame frame, int fd) {
+      if (closed) {
+        if (fd >= 0) {
+          Fds.closeQuietly(fd);
+        }
+        return;
+      }
+      switch (frame.getMsgCase()) {
+        case MSG_BIND_SERVICE -> {
+          closeFd(fd);
+          onBindService(frame);
+        }
+        case MSG_INVOKE_METHOD -> onInvokeMethod(frame, fd);
+        case SET_PEER_IDENTITY -> closeFd(fd); // AF_UNIX: the kernel's credentials stand
+        default -> {
+          closeFd(fd);
+          rejectedRequests++;
+          send(IPCFrame.newBuilder().setRequestId(frame.getRequestId())
+              .setMsgRequestError(IPCFrame.RequestError.newBuilder().setError("unknown request"))
+              .build(), -1);
+        }
+      }
+    }
+
+    private void onBindService(IPCFrame request) {
+      String name = request.getMsgBindService().getServiceName();
+      IPCFrame.BindServiceReply.Builder reply = IPCFrame.BindServiceReply.newBuilder();
+      int index = indexOf(name);
+      if (index >= 0) {
+        ServiceDefinition service = services.get(index);
+        reply.setSuccess(true).setServiceId(index + 1);
+        List<ServiceDefinition.Method> methods = service.methods();
+        for (int i = 0; i < methods.size(); i++) {
+          reply.addMethods(IPCFrame.BindServiceReply.MethodInfo.newBuilder()
+              .setName(methods.get(i).name()).setId(i + 1));
+        }
+      } else {
+        rejectedRequests++;
+        LOG.log(Level.DEBUG, () -> "client " + client.clientId() + " bound unknown service " + name);
+      }
+      send(IPCFrame.newBuilder().setRequestId(request.getRequestId()).setMsgBindServiceReply(reply)
+          .build(), -1);
+      if (index >= 0 && !boundServices.get(index)) {
+        boundServices.set(index);
+        ServiceDefinition service = services.get(index);
+        try {
+          service.listener().onClientBound(client);
+        } catch (RuntimeException e) {
+          LOG.log(Level.ERROR, "onClientBound of " + service.name() + " failed", e);
+        }
+      }
+    }
+
+    private void onInvokeMethod(IPCFrame request, int fd) {
+      IPCFrame.InvokeMethod invoke = request.getMsgInvokeMethod();
+      long requestId = request.getRequestId();
+      int serviceId = invoke.getServiceId();
+      int methodId = invoke.getMethodId();
+      ServiceDefinition service = serviceId >= 1 && serviceId <= services.size()
+          ? services.get(serviceId - 1) : null;
+      if (service == null || methodId < 1 || methodId > service.methods().size()) {
+        closeFd(fd);
+        rejectedRequests++;
+        LOG.log(Level.DEBUG, () -> "client " + client.clientId() + " invoked unknown method: service_id="
+            + serviceId + " method_id=" + methodId);
+        send(MethodCall.failedReply(requestId), -1); // even with drop_reply, as upstream
+        return;
+      }
+      ServiceDefinition.Method method = service.methods().get(methodId - 1);
+      MethodCall call = new MethodCall(this, client, service.name(), method.name(), methodId,
+          requestId, invoke.getArgsProto(), !invoke.getDropReply(), fd);
+      invocations++;
+      try {
+        method.handler().handle(call);
+      } catch (Exception e) {
+        LOG.log(Level.ERROR, "handler of " + call + " failed", e);
+        if (!call.isDone()) {
+          call.fail();
+        }
+      } finally {
+        call.closeUntakenFd();
+      }
+    }
+
+    @Override
+    public void sendReply(IPCFrame frame, int fd) {
+      if (loop.inLoop()) {
+        send(frame, fd);
+      } else {
+        loop.execute(() -> send(frame, fd));
+      }
+    }
+
+    private void send(IPCFrame frame, int fd) {
+      if (closed) {
+        closeFd(fd);
+        return;
+      }
+      if (!out.append(frame, fd)) {
+        sendOverflows++;
+        drop("send buffer overflow: the peer is not draining its replies (pending="
+            + out.pendingBytes() + " max=" + MAX_SEND_BUFFER_BYTES + ")", true);
+        return;
+      }
+      if (!writeInterest) {
+        flush();
+      }
+    }
+
+    private void flush() {
+      try {
+        boolean wantWrite = !out.flush(socket);
+        if (wantWrite != writeInterest) {
+          writeInterest = wantWrite;
+          loop.modify(socket.fd(), wantWrite ? READ_EVENTS | Epoll.OUT : READ_EVENTS, token);
+        }
+      } catch (ErrnoException e) {
+        drop("send failed: " + e.getMessage(), true);
+      }
+    }
+
+    void drop(String reason, boolean error) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      if (error) {
+        dropped++;
+        LOG.log(Level.WARNING, "dropping IPC client " + client.clientId() + " (pid " + client.pid()
+            + "): " + reason);
+      } else {
+        LOG.log(Level.DEBUG, () -> "IPC client " + client.clientId() + ": " + reason);
+      }
+      loop.unregister(socket.fd(), token);
+      reader.close();
+      out.close();
+      socket.close();
+      connections.remove(client.clientId());
+      connectionCount = connections.size();
+      for (int i = boundServices.nextSetBit(0); i >= 0; i = boundServices.nextSetBit(i + 1)) {
+        ServiceDefinition service = services.get(i);
+        try {
+          service.listener().onClientDisconnected(client);
+        } catch (RuntimeException e) {
+          LOG.log(Level.ERROR, "onClientDisconnected of " + service.name() + " failed", e);
+        }
+      }
+    }
+  }
+
+  private int indexOf(String serviceName) {
+    for (int i = 0; i < services.size(); i++) {
+      if (services.get(i).name().equals(serviceName)) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  private static void closeFd(int fd) {
+    if (fd >= 0) {
+      Fds.closeQuietly(fd);
+    }
+  }
+
+  /** Disconnects every client, stops the loop and closes the listening socket. Idempotent. */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    loop.execute(() -> {
+      for (Connection connection : new ArrayList<>(connections.values())) {
+        connection.drop("host closing", false);
+      }
+      loop.unregister(listener.fd(), listenerToken);
+      listener.close();
+    });
+    loop.close();
+  }
+}

@@ -1,0 +1,190 @@
+package org.jperfetto.ipc;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import org.jperfetto.ipc.wire.Frames;
+import org.jperfetto.os.ErrnoException;
+import org.jperfetto.os.Fds;
+import org.jperfetto.os.UnixSocket;
+import org.jperfetto.protos.IPCFrame;
+
+/**
+ * Bytes queued for one peer's non-blocking socket, bounded. Frames are encoded straight into a
+ * native buffer that grows on demand up to the bound. A frame that carries an fd is sent by a
+ * sendmsg that starts at its first byte and ends at its last, so the receiver can tell which frame
+ * the fd belongs to (see {@link org.jperfetto.ipc.wire.FrameReader}).
+ *
+ * <p>Not thread-safe; owners lock around it when several threads send.
+ */
+final class OutboundBuffer implements AutoCloseable {
+  private static final int INITIAL_CAPACITY = 16 * 1024;
+
+  /** A queued fd and the frame it goes with, as offsets into the buffer. */
+  private static final class FdMark {
+    long start;
+    long end;
+    final int fd;
+
+    FdMark(long start, long end, int fd) {
+      this.start = start;
+      this.end = end;
+      this.fd = fd;
+    }
+  }
+
+  private final int maxBytes;
+  private final ArrayDeque<FdMark> fdMarks = new ArrayDeque<>();
+  private Arena arena;
+  private MemorySegment buf;
+  private ByteBuffer view;
+  private long head;
+  private long tail;
+
+  OutboundBuffer(int maxBytes) {
+    this.maxBytes = maxBytes;
+    allocate(Math.min(INITIAL_CAPACITY, maxBytes));
+  }
+
+  /**
+   * Queues {@code frame}, and {@code fd} (or -1) with it; the buffer owns the fd from now on and
+   * closes it once sent or dropped.
+   *
+   * @return false, queuing nothing (and closing the fd), if the bound would be exceeded
+   * @throws IllegalArgumentException if the frame is larger than {@link Frames#MAX_FRAME_SIZE}
+   */
+  boolean append(IPCFrame frame, int fd) {
+    if (arena == null) {
+      closeFd(fd);
+      return false;
+    }
+    int size;
+    try {
+      size = Frames.HEADER_SIZE + Frames.checkedPayloadSize(frame);
+    } catch (IllegalArgumentException e) {
+      closeFd(fd);
+      throw e;
+    }
+    if (!ensureRoom(size)) {
+      closeFd(fd);
+      return false;
+    }
+    view.limit(view.capacity()).position((int) tail);
+    Frames.encodeInto(frame, view);
+    if (fd >= 0) {
+      fdMarks.add(new FdMark(tail, tail + size, fd));
+    }
+    tail += size;
+    return true;
+  }
+
+  /**
+   * Writes as much as the socket takes now.
+   *
+   * @return true when everything queued has been sent
+   * @throws ErrnoException if the peer is gone (EPIPE, ECONNRESET, ...)
+   */
+  boolean flush(UnixSocket socket) throws ErrnoException {
+    while (head < tail) {
+      FdMark mark = fdMarks.peek();
+      long n;
+      if (mark != null && mark.start == head) {
+        n = socket.send(buf, head, mark.end - head, mark.fd);
+        if (n < 0) {
+          return false;
+        }
+        fdMarks.poll();
+        closeFd(mark.fd); // the kernel holds its own reference now
+      } else {
+        long end = mark != null ? mark.start : tail;
+        n = socket.send(buf, head, end - head, -1);
+        if (n < 0) {
+          return false;
+        }
+      }
+      head += n;
+    }
+    head = 0;
+    tail = 0;
+    return true;
+  }
+
+  boolean isEmpty() {
+    return head == tail;
+  }
+
+  long pendingBytes() {
+    return tail - head;
+  }
+
+  private boolean ensureRoom(int size) {
+    long capacity = buf.byteSize();
+    if (tail + size <= capacity) {
+      return true;
+    }
+    long pending = tail - head;
+    if (pending + size > maxBytes) {
+      return false;
+    }
+    if (pending + size <= capacity && head > 0) {
+      compact();
+      return true;
+    }
+    long newCapacity = capacity;
+    while (newCapacity < pending + size) {
+      newCapacity *= 2;
+    }
+    newCapacity = Math.min(newCapacity, maxBytes);
+    Arena oldArena = arena;
+    MemorySegment old = buf;
+    allocate((int) newCapacity);
+    MemorySegment.copy(old, head, buf, 0, pending);
+    shiftMarks(head);
+    tail = pending;
+    head = 0;
+    oldArena.close();
+    return true;
+  }
+
+  private void compact() {
+    long pending = tail - head;
+    MemorySegment.copy(buf, head, buf, 0, pending);
+    shiftMarks(head);
+    tail = pending;
+    head = 0;
+  }
+
+  private void shiftMarks(long by) {
+    for (FdMark mark : fdMarks) {
+      mark.start -= by;
+      mark.end -= by;
+    }
+  }
+
+  private void allocate(int capacity) {
+    arena = Arena.ofShared();
+    buf = arena.allocate(capacity, 8);
+    view = buf.asByteBuffer();
+  }
+
+  private static void closeFd(int fd) {
+    if (fd >= 0) {
+      Fds.closeQuietly(fd);
+    }
+  }
+
+  /** Drops what is queued, closing the fds not sent. Idempotent. */
+  @Override
+  public void close() {
+    for (FdMark mark; (mark = fdMarks.poll()) != null; ) {
+      closeFd(mark.fd);
+    }
+    head = 0;
+    tail = 0;
+    if (arena != null) {
+      arena.close();
+      arena = null;
+    }
+  }
+}

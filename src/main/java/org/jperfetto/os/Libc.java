@@ -1,0 +1,536 @@
+package org.jperfetto.os;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import java.nio.ByteOrder;
+import java.util.Locale;
+
+/**
+ * The project's only FFM downcalls into libc. One handle per function, resolved once; errno comes
+ * from {@code captureCallState("errno")} into the calling thread's {@link Scratch}; EINTR is
+ * retried (except by close, which must not be). Failures become {@link ErrnoException}s naming the
+ * call. Calls that can block are never linked as critical.
+ *
+ * <p>Struct layouts and constants are those of Linux on x86_64 and aarch64 (LP64, little-endian);
+ * anything else is refused when this class initialises.
+ */
+@SuppressWarnings("restricted") // this class is where the downcalls live
+final class Libc {
+  // --- platform -------------------------------------------------------------------------------
+  static final boolean X86_64;
+
+  static {
+    String os = System.getProperty("os.name", "");
+    String arch = System.getProperty("os.arch", "");
+    boolean x86 = arch.equals("amd64") || arch.equals("x86_64");
+    boolean arm = arch.equals("aarch64");
+    if (!os.toLowerCase(Locale.ROOT).startsWith("linux") || !(x86 || arm)
+        || ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN || ADDRESS.byteSize() != 8) {
+      throw new UnsupportedOperationException("org.jperfetto.os supports only little-endian 64-bit "
+          + "Linux on x86_64 or aarch64; this is os=" + os + " arch=" + arch + " order="
+          + ByteOrder.nativeOrder());
+    }
+    X86_64 = x86;
+  }
+
+  // --- constants (identical on x86_64 and aarch64) --------------------------------------------
+  static final int AF_UNIX = 1;
+  static final int SOCK_STREAM = 1;
+  static final int SOCK_NONBLOCK = 0x800;
+  static final int SOCK_CLOEXEC = 0x80000;
+  static final int SOL_SOCKET = 1;
+  static final int SO_PEERCRED = 17;
+  static final int SO_DOMAIN = 39;
+  static final int SCM_RIGHTS = 1;
+  static final int MSG_CTRUNC = 0x8;
+  static final int MSG_NOSIGNAL = 0x4000;
+  static final int MSG_CMSG_CLOEXEC = 0x40000000;
+  static final int SHUT_RDWR = 2;
+  static final int F_DUPFD_CLOEXEC = 1030;
+  static final int F_GETFL = 3;
+  static final int F_SETFL = 4;
+  static final int F_ADD_SEALS = 1033;
+  static final int F_GET_SEALS = 1034;
+  static final int O_NONBLOCK = 0x800;
+  static final int MFD_CLOEXEC = 1;
+  static final int MFD_ALLOW_SEALING = 2;
+  static final int PROT_READ = 1;
+  static final int PROT_WRITE = 2;
+  static final int MAP_SHARED = 1;
+  static final int EPOLL_CLOEXEC = 0x80000;
+  static final int EPOLL_CTL_ADD = 1;
+  static final int EPOLL_CTL_DEL = 2;
+  static final int EPOLL_CTL_MOD = 3;
+  static final int EFD_CLOEXEC = 0x80000;
+  static final int EFD_NONBLOCK = 0x800;
+
+  // --- struct layouts (LP64) ------------------------------------------------------------------
+  /** struct msghdr: name@0 namelen@8 iov@16 iovlen@24 control@32 controllen@40 flags@48. */
+  static final long MSGHDR_BYTES = 56;
+  static final long MSG_NAME = 0, MSG_NAMELEN = 8, MSG_IOV = 16, MSG_IOVLEN = 24;
+  static final long MSG_CONTROL = 32, MSG_CONTROLLEN = 40, MSG_FLAGS = 48;
+  /** struct iovec: base@0 len@8. */
+  static final long IOVEC_BYTES = 16;
+  /** struct cmsghdr: len(size_t)@0 level@8 type@12, data from 16. */
+  static final long CMSG_HEADER_BYTES = 16;
+  static final long CMSG_LEVEL = 8, CMSG_TYPE = 12;
+  /** struct sockaddr_un: family(u16)@0, path[108]@2. */
+  static final int SUN_PATH_BYTES = 108;
+  static final long SOCKADDR_UN_BYTES = 2 + SUN_PATH_BYTES;
+  /** struct ucred: pid@0 uid@4 gid@8. */
+  static final long UCRED_BYTES = 12;
+  /** struct stat: 144 bytes on x86_64, 128 on aarch64; st_size is at 48 on both. */
+  static final long STAT_BYTES = 144;
+  static final long STAT_SIZE = 48;
+  /** struct epoll_event: events(u32)@0, data(u64)@4 packed on x86_64, @8 on aarch64. */
+  static final long EPOLL_EVENT_BYTES;
+  static final long EPOLL_DATA;
+
+  static {
+    EPOLL_EVENT_BYTES = X86_64 ? 12 : 16;
+    EPOLL_DATA = X86_64 ? 4 : 8;
+  }
+
+  // --- handles ----------------------------------------------------------------------------------
+  private static final Linker LINKER = Linker.nativeLinker();
+  private static final Linker.Option ERRNO = Linker.Option.captureCallState("errno");
+
+  private static final MethodHandle SOCKET = h("socket", JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT);
+  private static final MethodHandle SOCKETPAIR = h("socketpair", JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS);
+  private static final MethodHandle BIND = h("bind", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT);
+  private static final MethodHandle LISTEN = h("listen", JAVA_INT, JAVA_INT, JAVA_INT);
+  private static final MethodHandle ACCEPT4 = h("accept4", JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT);
+  private static final MethodHandle CONNECT = h("connect", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT);
+  private static final MethodHandle SENDMSG = h("sendmsg", JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT);
+  private static final MethodHandle RECVMSG = h("recvmsg", JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT);
+  private static final MethodHandle GETSOCKOPT =
+      h("getsockopt", JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS);
+  private static final MethodHandle SHUTDOWN = h("shutdown", JAVA_INT, JAVA_INT, JAVA_INT);
+  private static final MethodHandle CLOSE = h("close", JAVA_INT, JAVA_INT);
+  private static final MethodHandle FCNTL = LINKER.downcallHandle(find("fcntl"),
+      FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), ERRNO,
+      Linker.Option.firstVariadicArg(2));
+  private static final MethodHandle CHMOD = h("chmod", JAVA_INT, ADDRESS, JAVA_INT);
+  private static final MethodHandle EPOLL_CREATE1 = h("epoll_create1", JAVA_INT, JAVA_INT);
+  private static final MethodHandle EPOLL_CTL = h("epoll_ctl", JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS);
+  private static final MethodHandle EPOLL_WAIT = h("epoll_wait", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT);
+  private static final MethodHandle EVENTFD = h("eventfd", JAVA_INT, JAVA_INT, JAVA_INT);
+  private static final MethodHandle READ = h("read", JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG);
+  private static final MethodHandle WRITE = h("write", JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG);
+  private static final MethodHandle MEMFD_CREATE = h("memfd_create", JAVA_INT, ADDRESS, JAVA_INT);
+  private static final MethodHandle FTRUNCATE = h("ftruncate", JAVA_INT, JAVA_INT, JAVA_LONG);
+  private static final MethodHandle FSTAT = h("fstat", JAVA_INT, JAVA_INT, ADDRESS);
+  private static final MethodHandle MMAP =
+      h("mmap", ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG);
+  private static final MethodHandle MUNMAP = h("munmap", JAVA_INT, ADDRESS, JAVA_LONG);
+
+  private Libc() {}
+
+  private static MemorySegment find(String name) {
+    return LINKER.defaultLookup().find(name)
+        .orElseThrow(() -> new UnsupportedOperationException("libc has no symbol " + name));
+  }
+
+  private static MethodHandle h(String name, java.lang.foreign.MemoryLayout ret,
+      java.lang.foreign.MemoryLayout... args) {
+    return LINKER.downcallHandle(find(name), FunctionDescriptor.of(ret, args), ERRNO);
+  }
+
+  /** Rethrows what a downcall handle itself threw (never a libc failure: those come back as -1). */
+  private static RuntimeException unexpected(String call, Throwable t) {
+    if (t instanceof RuntimeException r) {
+      return r;
+    }
+    if (t instanceof Error e) {
+      throw e;
+    }
+    return new IllegalStateException("downcall " + call + " failed", t);
+  }
+
+  private static ErrnoException fail(String call, Scratch s, String subject) {
+    return new ErrnoException(call, s.errno(), subject);
+  }
+
+  private static String fdName(int fd) {
+    return "fd " + fd;
+  }
+
+  // --- sockets ----------------------------------------------------------------------------------
+
+  static int socket(Scratch s, int type) throws ErrnoException {
+    int r;
+    try {
+      do {
+        r = (int) SOCKET.invokeExact(s.errnoState, AF_UNIX, type, 0);
+      } while (r < 0 && s.errno() == Errno.EINTR);
+    } catch (Throwable t) {
+      throw unexpected("socket", t);
+    }
+    if (r < 0) {
+      throw fail("socket", s, null);
+    }
+    return r;
+  }
+
+  /** socketpair(AF_UNIX, type, 0) writing the two descriptors to {@code pair}. */
+  static void socketpair(Scratch s, int type, MemorySegment pair) throws ErrnoException {
+    int r;
+    try {
+      r = (int) SOCKETPAIR.invokeExact(s.errnoState, AF_UNIX, type, 0, pair);
+    } catch (Throwable t) {
+      throw unexpected("socketpair", t);
+    }
+    if (r < 0) {
+      throw fail("socketpair", s, null);
+    }
+  }
+
+  static void bind(Scratch s, int fd, MemorySegment addr, int addrLen, String path) throws ErrnoException {
+    int r;
+    try {
+      do {
+        r = (int) BIND.invokeExact(s.errnoState, fd, addr, addrLen);
+      } while (r < 0 && s.errno() == Errno.EINTR);
+    } catch (Throwable t) {
+      throw unexpected("bind", t);
+    }
+    if (r < 0) {
+      throw fail("bind", s, path);
+    }
+  }
+
+  static void listen(Scratch s, int fd, int backlog, String path) throws ErrnoException {
+    int r;
+    try {
+      r = (int) LISTEN.invokeExact(s.errnoState, fd, backlog);
+    } catch (Throwable t) {
+      throw unexpected("listen", t);
+    }
+    if (r < 0) {
+      throw fail("listen", s, path);
+    }
+  }
+
+  /** accept4 with SOCK_CLOEXEC; -1 when a non-blocking listener has nothing pending. */
+  static int accept4(Scratch s, int fd) throws ErrnoException {
+    int r;
+    try {
+      do {
+        r = (int) ACCEPT4.invokeExact(s.errnoState, fd, MemorySegment.NULL, MemorySegment.NULL, SOCK_CLOEXEC);
+      } while (r < 0 && s.errno() == Errno.EINTR);
+    } catch (Throwable t) {
+      throw unexpected("accept4", t);
+    }
+    if (r < 0) {
+      if (s.errno() == Errno.EAGAIN) {
+        return -1;
+      }
+      throw fail("accept4", s, fdName(fd));
+    }
+    return r;
+  }
+
+  static void connect(Scratch s, int fd, MemorySegment addr, int addrLen, String path) throws ErrnoException {
+    int r;
+    boolean interrupted = false;
+    try {
+      while (true) {
+        r = (int) CONNECT.invokeExact(s.errnoState, fd, addr, addrLen);
+        if (r == 0 || s.errno() != Errno.EINTR) {
+          break;
+        }
+        interrupted = true; // the kernel goes on connecting; the retry reports EISCONN when done
+      }
+    } catch (Throwable t) {
+      throw unexpected("connect", t);
+    }
+    if (r < 0 && !(interrupted && s.errno() == Errno.EISCONN)) {
+      throw fail("connect", s, path);
+    }
+  }
+
+  /** sendmsg of the msghdr in {@code s}; -1 when it would block. */
+  static long sendmsg(Scratch s, int fd, int flags) throws ErrnoException {
+    long r;
+    try {
+      do {
+        r = (long) SENDMSG.invokeExact(s.errnoState, fd, s.msghdr, flags);
+      } while (r < 0 && s.errno() == Errno.EINTR);
+    } catch (Throwable t) {
+      throw unexpected("sendmsg", t);
+    }
+    if (r < 0) {
+      if (s.errno() == Errno.EAGAIN) {
+        return -1;
+      }
+      throw fail("sendmsg", s, fdName(fd));
+    }
+    return r;
+  }
+
+  /** recvmsg into the msghdr in {@code s}; -1 when it would block. */
+  static long recvmsg(Scratch s, int fd, int flags) throws ErrnoException {
+    long r;
+    try {
+      do {
+        r = (long) RECVMSG.invokeExact(s.errnoState, fd, s.msghdr, flags);
+      } while (r < 0 && s.errno() == Errno.EINTR);
+    } catch (Throwable t) {
+      throw unexpected("recvmsg", t);
+    }
+    if (r < 0) {
+      if (s.errno() == Errno.EAGAIN) {
+        return -1;
+      }
+      throw fail("recvmsg", s, fdName(fd));
+    }
+    return r;
+  }
+
+  /** getsockopt into {@code value}; returns the length the kernel wrote. */
+  static int getsockopt(Scratch s, int fd, int level, int option, MemorySegment value) throws ErrnoException {
+    s.length.set(JAVA_INT, 0, (int) value.byteSize());
+    int r;
+    try {
+      r = (int) GETSOCKOPT.invokeExact(s.errnoState, fd, level, option, value, s.length);
+    } catch (Throwable t) {
+      throw unexpected("getsockopt", t);
+    }
+    if (r < 0) {
+      throw fail("getsockopt", s, fdName(fd));
+    }
+    return s.length.get(JAVA_INT, 0);
+  }
+
+  static void shutdown(Scratch s, int fd, int how) throws ErrnoException {
+    int r;
+    try {
+      r = (int) SHUTDOWN.invokeExact(s.errnoState, fd, how);
+    } catch (Throwable t) {
+      throw unexpected("shutdown", t);
+    }
+    if (r < 0) {
+      throw fail("shutdown", s, fdName(fd));
+    }
+  }
+
+  /**
+   * close(2). Not retried on EINTR: Linux releases the descriptor before it can report EINTR, and a
+   * retry could close a descriptor another thread has just been given.
+   */
+  static void close(Scratch s, int fd) throws ErrnoException {
+    int r;
+    try {
+      r = (int) CLOSE.invokeExact(s.errnoState, fd);
+    } catch (Throwable t) {
+      throw unexpected("close", t);
+    }
+    if (r < 0 && s.errno() != Errno.EINTR) {
+      throw fail("close", s, fdName(fd));
+    }
+  }
+
+  static int fcntl(Scratch s, int fd, int cmd, int arg) throws ErrnoException {
+    int r;
+    try {
+      do {
+        r = (int) FCNTL.invokeExact(s.errnoState, fd, cmd, arg);
+      } while (r < 0 && s.errno() == Errno.EINTR);
+    } catch (Throwable t) {
+      throw unexpected("fcntl", t);
+    }
+    if (r < 0) {
+      throw fail("fcntl", s, fdName(fd));
+    }
+    return r;
+  }
+
+  static void chmod(Scratch s, MemorySegment path, int mode, String pathName) throws ErrnoException {
+    int r;
+    try {
+      do {
+        r = (int) CHMOD.invokeExact(s.errnoState, path, mode);
+      } while (r < 0 && s.errno() == Errno.EINTR);
+    } catch (Throwable t) {
+      throw unexpected("chmod", t);
+    }
+    if (r < 0) {
+      throw fail("chmod", s, pathName);
+    }
+  }
+
+  // --- epoll and eventfd ----------------------------------------------------------------------
+
+  static int epollCreate(Scratch s) throws ErrnoException {
+    int r;
+    try {
+      r = (int) EPOLL_CREATE1.invokeExact(s.errnoState, EPOLL_CLOEXEC);
+    } catch (Throwable t) {
+      throw unexpected("epoll_create1", t);
+    }
+    if (r < 0) {
+      throw fail("epoll_create1", s, null);
+    }
+    return r;
+  }
+
+  static void epollCtl(Scratch s, int epfd, int op, int fd, MemorySegment event) throws ErrnoException {
+    int r;
+    try {
+      r = (int) EPOLL_CTL.invokeExact(s.errnoState, epfd, op, fd, event);
+    } catch (Throwable t) {
+      throw unexpected("epoll_ctl", t);
+    }
+    if (r < 0) {
+      throw fail("epoll_ctl", s, fdName(fd));
+    }
+  }
+
+  /**
+   * epoll_wait. An EINTR returns 0 (a spurious wakeup the caller's loop absorbs) rather than
+   * restarting with the full timeout again.
+   */
+  static int epollWait(Scratch s, int epfd, MemorySegment events, int max, int timeoutMillis)
+      throws ErrnoException {
+    int r;
+    try {
+      r = (int) EPOLL_WAIT.invokeExact(s.errnoState, epfd, events, max, timeoutMillis);
+    } catch (Throwable t) {
+      throw unexpected("epoll_wait", t);
+    }
+    if (r < 0) {
+      if (s.errno() == Errno.EINTR) {
+        return 0;
+      }
+      throw fail("epoll_wait", s, fdName(epfd));
+    }
+    return r;
+  }
+
+  static int eventfd(Scratch s, int flags) throws ErrnoException {
+    int r;
+    try {
+      r = (int) EVENTFD.invokeExact(s.errnoState, 0, flags);
+    } catch (Throwable t) {
+      throw unexpected("eventfd", t);
+    }
+    if (r < 0) {
+      throw fail("eventfd", s, null);
+    }
+    return r;
+  }
+
+  /** read(2); -1 when it would block. */
+  static long read(Scratch s, int fd, MemorySegment buf, long len) throws ErrnoException {
+    long r;
+    try {
+      do {
+        r = (long) READ.invokeExact(s.errnoState, fd, buf, len);
+      } while (r < 0 && s.errno() == Errno.EINTR);
+    } catch (Throwable t) {
+      throw unexpected("read", t);
+    }
+    if (r < 0) {
+      if (s.errno() == Errno.EAGAIN) {
+        return -1;
+      }
+      throw fail("read", s, fdName(fd));
+    }
+    return r;
+  }
+
+  /** write(2); -1 when it would block. */
+  static long write(Scratch s, int fd, MemorySegment buf, long len) throws ErrnoException {
+    long r;
+    try {
+      do {
+        r = (long) WRITE.invokeExact(s.errnoState, fd, buf, len);
+      } while (r < 0 && s.errno() == Errno.EINTR);
+    } catch (Throwable t) {
+      throw unexpected("write", t);
+    }
+    if (r < 0) {
+      if (s.errno() == Errno.EAGAIN) {
+        return -1;
+      }
+      throw fail("write", s, fdName(fd));
+    }
+    return r;
+  }
+
+  // --- memory -----------------------------------------------------------------------------------
+
+  static int memfdCreate(Scratch s, MemorySegment name, int flags, String nameText) throws ErrnoException {
+    int r;
+    try {
+      r = (int) MEMFD_CREATE.invokeExact(s.errnoState, name, flags);
+    } catch (Throwable t) {
+      throw unexpected("memfd_create", t);
+    }
+    if (r < 0) {
+      throw fail("memfd_create", s, nameText);
+    }
+    return r;
+  }
+
+  static void ftruncate(Scratch s, int fd, long size) throws ErrnoException {
+    int r;
+    try {
+      do {
+        r = (int) FTRUNCATE.invokeExact(s.errnoState, fd, size);
+      } while (r < 0 && s.errno() == Errno.EINTR);
+    } catch (Throwable t) {
+      throw unexpected("ftruncate", t);
+    }
+    if (r < 0) {
+      throw fail("ftruncate", s, fdName(fd) + " size " + size);
+    }
+  }
+
+  /** fstat(2) st_size. */
+  static long fstatSize(Scratch s, int fd) throws ErrnoException {
+    int r;
+    try {
+      r = (int) FSTAT.invokeExact(s.errnoState, fd, s.stat);
+    } catch (Throwable t) {
+      throw unexpected("fstat", t);
+    }
+    if (r < 0) {
+      throw fail("fstat", s, fdName(fd));
+    }
+    return s.stat.get(JAVA_LONG, STAT_SIZE);
+  }
+
+  /** mmap(NULL, size, PROT_READ|PROT_WRITE, MAP_SHARED, fd, 0); returns the address. */
+  static long mmapShared(Scratch s, int fd, long size) throws ErrnoException {
+    MemorySegment r;
+    try {
+      r = (MemorySegment) MMAP.invokeExact(s.errnoState, MemorySegment.NULL, size,
+          PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0L);
+    } catch (Throwable t) {
+      throw unexpected("mmap", t);
+    }
+    if (r.address() == -1L) {
+      throw fail("mmap", s, fdName(fd) + " size " + size);
+    }
+    return r.address();
+  }
+
+  static void munmap(Scratch s, long address, long size) throws ErrnoException {
+    int r;
+    try {
+      r = (int) MUNMAP.invokeExact(s.errnoState, MemorySegment.ofAddress(address), size);
+    } catch (Throwable t) {
+      throw unexpected("munmap", t);
+    }
+    if (r < 0) {
+      throw fail("munmap", s, "address 0x" + Long.toHexString(address) + " size " + size);
+    }
+  }
+}

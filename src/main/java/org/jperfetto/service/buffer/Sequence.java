@@ -1,0 +1,153 @@
+package org.jperfetto.service.buffer;
+
+import java.util.Arrays;
+
+/**
+ * The chunks of one {producer id, writer id} sequence in a {@link TraceBuffer}: their chunk ids
+ * and {@link ChunkTable} slots, sorted by chunk id as an unsigned number, in a ring so that the
+ * usual operations (append the newest, drop the oldest) cost O(1). Positions are logical
+ * (0 = smallest chunk id).
+ */
+final class Sequence {
+  final int producerId;
+  final int writerId;
+  /**
+   * Highest chunk id written, in wrap-around order (upstream's last_chunk_id_written): reading
+   * starts just after it, so after chunk ids wrap 0xFFFFFFFF -> 0 the old high ids come first.
+   */
+  int lastChunkIdWritten;
+
+  private int[] ids;
+  private int[] slots;
+  private int head;
+  private int size;
+
+  Sequence(int producerId, int writerId) {
+    this.producerId = producerId;
+    this.writerId = writerId;
+    this.ids = new int[8];
+    this.slots = new int[8];
+  }
+
+  Sequence(Sequence other) {
+    this(other.producerId, other.writerId);
+    lastChunkIdWritten = other.lastChunkIdWritten;
+    ids = new int[other.ids.length];
+    slots = new int[other.slots.length];
+    for (int i = 0; i < other.size; i++) {
+      ids[i] = other.idAt(i);
+      slots[i] = other.slotAt(i);
+    }
+    size = other.size;
+  }
+
+  static int key(int producerId, int writerId) {
+    return (producerId << 16) | writerId;
+  }
+
+  int key() {
+    return key(producerId, writerId);
+  }
+
+  int size() {
+    return size;
+  }
+
+  int idAt(int pos) {
+    return ids[physical(pos)];
+  }
+
+  int slotAt(int pos) {
+    return slots[physical(pos)];
+  }
+
+  /** Position of chunkId, or -(insertion point) - 1 when absent. */
+  int find(int chunkId) {
+    int lo = 0;
+    int hi = size - 1;
+    while (lo <= hi) {
+      int mid = (lo + hi) >>> 1;
+      int c = Integer.compareUnsigned(idAt(mid), chunkId);
+      if (c < 0) {
+        lo = mid + 1;
+      } else if (c > 0) {
+        hi = mid - 1;
+      } else {
+        return mid;
+      }
+    }
+    return -lo - 1;
+  }
+
+  /** Position of the first chunk id greater (unsigned) than chunkId; size() if none. */
+  int firstAfter(int chunkId) {
+    int p = find(chunkId);
+    return p >= 0 ? p + 1 : -p - 1;
+  }
+
+  void insert(int pos, int chunkId, int slot) {
+    if (size == ids.length) {
+      grow();
+    }
+    if (pos == size) {
+      int at = physical(size);
+      ids[at] = chunkId;
+      slots[at] = slot;
+    } else if (pos == 0) {
+      head = (head - 1) & (ids.length - 1);
+      ids[head] = chunkId;
+      slots[head] = slot;
+    } else {
+      for (int i = size; i > pos; i--) {
+        int to = physical(i);
+        int from = physical(i - 1);
+        ids[to] = ids[from];
+        slots[to] = slots[from];
+      }
+      int at = physical(pos);
+      ids[at] = chunkId;
+      slots[at] = slot;
+    }
+    size++;
+  }
+
+  void remove(int pos) {
+    if (pos == 0) {
+      head = (head + 1) & (ids.length - 1);
+    } else {
+      for (int i = pos; i < size - 1; i++) {
+        int to = physical(i);
+        int from = physical(i + 1);
+        ids[to] = ids[from];
+        slots[to] = slots[from];
+      }
+    }
+    size--;
+  }
+
+  private int physical(int pos) {
+    return (head + pos) & (ids.length - 1);
+  }
+
+  private void grow() {
+    int[] newIds = new int[ids.length * 2];
+    int[] newSlots = new int[ids.length * 2];
+    for (int i = 0; i < size; i++) {
+      newIds[i] = idAt(i);
+      newSlots[i] = slotAt(i);
+    }
+    ids = newIds;
+    slots = newSlots;
+    head = 0;
+  }
+
+  @Override
+  public String toString() {
+    int[] list = new int[size];
+    for (int i = 0; i < size; i++) {
+      list[i] = idAt(i);
+    }
+    return "Sequence{producer=" + producerId + " writer=" + writerId + " last=" + lastChunkIdWritten
+        + " chunks=" + Arrays.toString(list) + "}";
+  }
+}
