@@ -3,6 +3,9 @@ package org.jperfetto.producer.proto;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
+import org.jperfetto.protos.DebugAnnotation;
+import org.jperfetto.protos.TracePacket;
+import org.jperfetto.protos.TrackEvent;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -28,18 +31,18 @@ import org.openjdk.jmh.annotations.Warmup;
 @Measurement(iterations = 5, time = 1)
 @Fork(1)
 public class ProtoWriterBench implements ScatteredStreamWriter.Delegate {
-  // Field numbers of perfetto.protos.TracePacket / TrackEvent / DebugAnnotation, local to the bench.
-  private static final int PACKET_TIMESTAMP = 8;
-  private static final int PACKET_TRACK_EVENT = 11;
-  private static final int PACKET_SEQUENCE_FLAGS = 13;
-  private static final int EVENT_TYPE = 9;
-  private static final int EVENT_NAME_IID = 10;
-  private static final int EVENT_DEBUG_ANNOTATIONS = 4;
-  private static final int ANNOTATION_NAME_IID = 1;
-  private static final int ANNOTATION_INT_VALUE = 4;
-  private static final int TYPE_SLICE_BEGIN = 1;
-  private static final int TYPE_SLICE_END = 2;
-  private static final int SEQ_NEEDS_INCREMENTAL_STATE = 2;
+  private static final int PACKET_TIMESTAMP = TracePacket.TIMESTAMP_FIELD_NUMBER;
+  private static final int PACKET_TRACK_EVENT = TracePacket.TRACK_EVENT_FIELD_NUMBER;
+  private static final int PACKET_SEQUENCE_FLAGS = TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER;
+  private static final int EVENT_TYPE = TrackEvent.TYPE_FIELD_NUMBER;
+  private static final int EVENT_NAME_IID = TrackEvent.NAME_IID_FIELD_NUMBER;
+  private static final int EVENT_DEBUG_ANNOTATIONS = TrackEvent.DEBUG_ANNOTATIONS_FIELD_NUMBER;
+  private static final int ANNOTATION_NAME_IID = DebugAnnotation.NAME_IID_FIELD_NUMBER;
+  private static final int ANNOTATION_INT_VALUE = DebugAnnotation.INT_VALUE_FIELD_NUMBER;
+  private static final int TYPE_SLICE_BEGIN = TrackEvent.Type.TYPE_SLICE_BEGIN_VALUE;
+  private static final int TYPE_SLICE_END = TrackEvent.Type.TYPE_SLICE_END_VALUE;
+  private static final int SEQ_NEEDS_INCREMENTAL_STATE =
+      TracePacket.SequenceFlags.SEQ_NEEDS_INCREMENTAL_STATE_VALUE;
   private static final int CHUNK = 4096;
   private static final int CHUNK_HEADER = 8;
 
@@ -61,6 +64,12 @@ public class ProtoWriterBench implements ScatteredStreamWriter.Delegate {
     stream = new ScatteredStreamWriter(this);
     writer = new ProtoWriter(stream, new PatchList());
     fragment = new PacketFragment(stream);
+    encodedBegin = TracePacket.newBuilder()
+        .setTimestamp(timestamp)
+        .setTrackEvent(TrackEvent.newBuilder().setType(TrackEvent.Type.TYPE_SLICE_BEGIN).setNameIid(1)
+            .addDebugAnnotations(DebugAnnotation.newBuilder().setNameIid(1).setIntValue(12345)))
+        .setSequenceFlags(SEQ_NEEDS_INCREMENTAL_STATE)
+        .build().toByteArray();
   }
 
   @TearDown(Level.Trial)
@@ -126,11 +135,9 @@ public class ProtoWriterBench implements ScatteredStreamWriter.Delegate {
     return stream.writePtr();
   }
 
-  private final byte[] encodedBegin = {
-      0x18, 0x40, (byte) 0xd2, (byte) 0x99, (byte) 0xa8, (byte) 0xdc, 0x03, 0x5a, 0x0a, 0x48, 0x01, 0x50, 0x01,
-      0x22, 0x04, 0x08, 0x01, 0x20, 0x2a, 0x68, 0x02, 0, 0, 0, 0};
+  private byte[] encodedBegin;
 
-  /** Baseline: copying an already encoded begin packet of the same size; no encoding at all. */
+  /** Baseline: copying an already encoded begin packet (protobuf-java's bytes); no encoding at all. */
   @Benchmark
   public long baselineCopyEncodedPacket() {
     if (stream.bytesAvailable() < 64) {
