@@ -166,10 +166,17 @@ public final class ProtoWriter {
     if (depth == MAX_NESTING_DEPTH) {
       throw tooDeep(field);
     }
-    writeTag(field, ProtoWire.WIRE_TYPE_LENGTH_DELIMITED);
-    long sizeField = stream.reserveBytes(ProtoWire.MESSAGE_LENGTH_FIELD_SIZE);
+    int tag = ProtoWire.makeTag(field, ProtoWire.WIRE_TYPE_LENGTH_DELIMITED);
+    long sizeField;
+    if ((tag >>> 7) == 0) {
+      sizeField = stream.writeTagAndReserveSize(tag);
+    } else {
+      stream.writeVarInt(tag & 0xFFFF_FFFFL);
+      sizeField = stream.reserveBytes(ProtoWire.MESSAGE_LENGTH_FIELD_SIZE);
+      stream.segment().set(ProtoWire.INT_LE, sizeField, 0);
+    }
+    // The 4 bytes are zero: they stay so if the size goes to a patch.
     MemorySegment segment = stream.segment();
-    segment.set(ProtoWire.INT_LE, sizeField, 0); // stays zero if the size goes to a patch
     int level = ++depth;
     sizeFieldSegment[level] = segment;
     sizeFieldPosition[level] = sizeField;

@@ -191,6 +191,24 @@ public final class ScatteredStreamWriter {
     return writePtr;
   }
 
+  /**
+   * Writes a 1-byte tag (a field below 16) followed by 4 zeroed bytes for a size, and returns the
+   * offset of those 4 bytes in {@link #segment()}: the start of a nested message in one store when
+   * there is room, else the same through the general path.
+   */
+  public long writeTagAndReserveSize(int oneByteTag) {
+    long p = writePtr;
+    if (rangeEnd - p >= Long.BYTES) {
+      segment.set(ProtoWire.LONG_LE, p, oneByteTag & 0xFF); // tag, then zeros
+      writePtr = p + 1 + ProtoWire.MESSAGE_LENGTH_FIELD_SIZE;
+      return p + 1;
+    }
+    writeByte(oneByteTag);
+    long field = reserveBytes(ProtoWire.MESSAGE_LENGTH_FIELD_SIZE);
+    segment.set(ProtoWire.INT_LE, field, 0);
+    return field;
+  }
+
   /** Moves the last size bytes written back by offset bytes, within the current range. */
   public void rewind(long size, int offset) {
     long src = writePtr - size;
