@@ -236,7 +236,8 @@ public final class ProtoWriter {
    * Called by the owner of the ranges (the TraceWriter) before it hands back a chunk whose payload is
    * [payloadBegin, end) of segment: the size fields of open messages that lie there are moved to new
    * {@link PatchList} entries (chunk chunkId, offset from payloadBegin). Returns how many moved; if
-   * any, the chunk needs the needs-patching flag.
+   * any, the chunk needs the needs-patching flag. segment must be the very instance that was given
+   * to {@link ScatteredStreamWriter#reset} (e.g. the whole SMB, with the chunk as offsets in it).
    */
   public int redirectSizeFields(MemorySegment segment, long payloadBegin, long end, int chunkId) {
     int moved = 0;
