@@ -56,7 +56,10 @@ public final class ProtoWriter {
 
   // ---- scalar fields ----
 
-  /** int32, int64, uint32, uint64, enum (negative int32/int64 take 10 bytes, as in protobuf). */
+  /**
+   * int32, int64, uint32, uint64, bool, enum. A negative int32/int64 takes 10 bytes, as in protobuf;
+   * pass a uint32 held in an int as {@code value & 0xFFFFFFFFL}.
+   */
   public void appendVarInt(int field, long value) {
     int tag = ProtoWire.makeTag(field, ProtoWire.WIRE_TYPE_VARINT);
     if ((tag >>> 7) == 0) { // fields 1..15 (a tag from field 2^28 up is negative)
