@@ -84,14 +84,25 @@ final class Sequence {
 
   /** Position of chunkId, or -(insertion point) - 1 when absent. */
   int find(int chunkId) {
+    if (size == 0) {
+      return -1;
+    }
+    // Fast paths: the newest chunk is appended at the end, the oldest overwritten at the front.
+    int c = Integer.compareUnsigned(chunkId, idAt(size - 1));
+    if (c >= 0) {
+      return c == 0 ? size - 1 : -size - 1;
+    }
+    if (chunkId == idAt(0)) {
+      return 0;
+    }
     int lo = 0;
     int hi = size - 1;
     while (lo <= hi) {
       int mid = (lo + hi) >>> 1;
-      int c = Integer.compareUnsigned(idAt(mid), chunkId);
-      if (c < 0) {
+      int cm = Integer.compareUnsigned(idAt(mid), chunkId);
+      if (cm < 0) {
         lo = mid + 1;
-      } else if (c > 0) {
+      } else if (cm > 0) {
         hi = mid - 1;
       } else {
         return mid;
