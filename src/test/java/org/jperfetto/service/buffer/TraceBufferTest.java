@@ -580,6 +580,63 @@ class TraceBufferTest {
   }
 
   @Test
+  void incompleteChunkIgnoresTheFlagsOfItsUnfinishedLastPacket() {
+    ring(4096);
+    chunk(1, 1, 0).packet(20, 1).packet(30, 2).flags(ON_NEXT | PATCH).payloadSize(512).copyInto(tb, false);
+    List<Read> got = readAll(tb);
+    assertEquals(1, got.size(), "the first packet is readable although the chunk needs patching");
+    assertArrayEquals(content(20, 1), got.get(0).data());
+  }
+
+  @Test
+  void recommitCompletingAFragmentedPacketGluesIt() {
+    ring(4096);
+    chunk(1, 1, 0).packet(20, 1).packet(30, 2).flags(ON_NEXT).payloadSize(512).copyInto(tb, false);
+    assertEquals(1, readAll(tb).size());
+    chunk(1, 1, 1).packet(40, 3).flags(FROM_PREV).packet(50, 4).payloadSize(512).copyInto(tb);
+    assertEquals(List.of(), readAll(tb), "not past the incomplete chunk");
+    chunk(1, 1, 0).packet(20, 1).packet(30, 2).flags(ON_NEXT).payloadSize(512).copyInto(tb, true);
+    List<Read> got = readAll(tb);
+    assertEquals(2, got.size());
+    assertArrayEquals(concat(content(30, 2), content(40, 3)), got.get(0).data());
+    assertArrayEquals(content(50, 4), got.get(1).data());
+  }
+
+  @Test
+  void recommitOfAReadChunkWithOtherContentDoesNotStallTheSequence() {
+    ring(4096);
+    chunk(1, 1, 0).packet(30, 1).packet(40, 2).payloadSize(512).copyInto(tb);
+    assertEquals(2, readAll(tb).size());
+    // Same size, more fragments, but the reader's offset now points into other bytes.
+    chunk(1, 1, 0).packet(10, 7).packet(10, 8).packet(10, 9).payloadSize(512).copyInto(tb);
+    assertEquals(List.of(), readAll(tb));
+    chunk(1, 1, 1).packet(10, 4).packet(10, 5).payloadSize(512).copyInto(tb);
+    List<Read> got = readAll(tb);
+    assertEquals(2, got.size());
+    assertArrayEquals(content(10, 4), got.get(0).data());
+    assertArrayEquals(content(10, 5), got.get(1).data());
+  }
+
+  @Test
+  void patchesAtBothEndsOfAChunk() {
+    ring(4096);
+    chunk(1, 1, 0).packet(100, 1).flags(ON_NEXT).copyInto(tb);
+    TestChunk middle = chunk(1, 1, 1).packet(24, 2).flags(FROM_PREV | ON_NEXT | PATCH); // data at 4..27
+    middle.copyInto(tb);
+    chunk(1, 1, 2).packet(100, 3).flags(FROM_PREV).copyInto(tb);
+    byte[] a = {'P', 'E', 'R', 'F'};
+    byte[] b = {'E', 'T', 'T', 'O'};
+    assertTrue(tb.tryPatchChunkContents(1, 1, 1, List.of(new Patch(4, a), new Patch(24, b)), false));
+    byte[] expected = content(24, 2);
+    System.arraycopy(a, 0, expected, 0, 4);
+    System.arraycopy(b, 0, expected, 20, 4);
+    List<Read> got = readAll(tb);
+    assertEquals(1, got.size());
+    assertArrayEquals(concat(content(100, 1), expected, content(100, 3)), got.get(0).data());
+    assertEquals(2, tb.stats().patchesSucceeded());
+  }
+
+  @Test
   void writesDuringAReadDoNotRepeatPackets() {
     ring(8192);
     chunk(1, 1, 0).packet(10, 0).packet(10, 1).copyInto(tb);
