@@ -62,6 +62,14 @@ final class Sequence {
     return hasRead && chunkId - newestChunkIdRead < 0;
   }
 
+  /**
+   * True if the reader already got to chunkId or past it. For a chunk that is not in the buffer
+   * (any more), this means its packets were read, at least in part, before it was overwritten.
+   */
+  boolean wasReachedByReader(int chunkId) {
+    return hasRead && chunkId - newestChunkIdRead <= 0;
+  }
+
   static int key(int producerId, int writerId) {
     return (producerId << 16) | writerId;
   }

@@ -67,6 +67,9 @@ public final class TraceBuffer implements AutoCloseable {
   // Read cursor: a sequence and a logical position in it (-1: at its end).
   private int readSeq;
   private int readPos;
+  /** Gaps crossed in the current sequence (bounded by its size), and whether one just was. */
+  private int walkSteps;
+  private boolean crossedGap;
   private long modCount;
   private long readModCount;
 
@@ -170,9 +173,10 @@ public final class TraceBuffer implements AutoCloseable {
       rewriteChunk(seq, pos, numFragments, flags, chunkComplete, src, srcOffset, size, recordSize);
       return;
     }
-    if (seq.isBehindReader(chunkId)) {
-      // Committed after a later chunk of its sequence was read: its packets cannot come out in
-      // order any more. (Upstream would return them late; dropping keeps the sequence ordered.)
+    if (seq.wasReachedByReader(chunkId)) {
+      // Committed after the reader got past it: a late chunk whose packets can no longer come
+      // out in order, or a scraped chunk read in part and overwritten before its final commit,
+      // whose packets would come out twice. Upstream returns them anyway; we drop them.
       chunksDiscarded++;
       return;
     }
@@ -421,6 +425,7 @@ public final class TraceBuffer implements AutoCloseable {
     checkOpen();
     readSeq = -1;
     readPos = -1;
+    crossedGap = false;
     readModCount = modCount;
   }
 
@@ -437,7 +442,7 @@ public final class TraceBuffer implements AutoCloseable {
     }
     out.reset(buf);
     boolean dropped = true;
-    for (; ; readPos = moveNext(readSeq, readPos)) {
+    for (; ; readPos = advance(readSeq, readPos)) {
       if (readPos < 0) {
         // This sequence has nothing more to give: go to the next one that has chunks.
         do {
@@ -447,6 +452,7 @@ public final class TraceBuffer implements AutoCloseable {
           }
           readSeq++;
           readPos = startOf(sequences.at(readSeq));
+          walkSteps = 0;
         } while (readPos < 0);
         dropped = true;
       }
@@ -455,6 +461,10 @@ public final class TraceBuffer implements AutoCloseable {
       if ((chunks.flags[slot] & CHUNK_NEEDS_PATCHING) != 0) {
         readPos = -1; // the sequence waits here for its patches
         continue;
+      }
+      if (crossedGap) {
+        crossedGap = false;
+        dropped = true; // what was in the gap may have been lost unread
       }
       if (chunks.fragmentsRead[slot] > 0) {
         dropped = chunks.lastReadSkipped(slot);
@@ -520,6 +530,33 @@ public final class TraceBuffer implements AutoCloseable {
     }
     int p = seq.firstAfter(seq.lastChunkIdWritten);
     return p == n ? 0 : p;
+  }
+
+  /**
+   * Where the reader goes after the chunk at pos: the next chunk as {@link #moveNext} says, or
+   * across a gap of ids that can never be read any more. Such a gap is left by chunks deleted
+   * after the reader got past them (a chunk committed out of order sits at a newer place in the
+   * buffer than its successors, and outlives them); chunks arriving into it are dropped (see
+   * copyChunkUntrusted). Upstream stops at any gap, which can stall a sequence for good.
+   */
+  private int advance(int seqIndex, int pos) {
+    int next = moveNext(seqIndex, pos);
+    if (next >= 0 || pos < 0) {
+      return next;
+    }
+    Sequence seq = sequences.at(seqIndex);
+    int id = seq.idAt(pos);
+    if (id == seq.lastChunkIdWritten || !chunks.isComplete(seq.slotAt(pos))
+        || ++walkSteps > seq.size()) {
+      return -1;
+    }
+    next = pos + 1 == seq.size() ? 0 : pos + 1;
+    int nextId = seq.idAt(next);
+    if (nextId - id > 0 && seq.wasReachedByReader(nextId - 1)) {
+      crossedGap = true;
+      return next;
+    }
+    return -1;
   }
 
   /**

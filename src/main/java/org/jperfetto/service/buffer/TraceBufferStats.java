@@ -7,9 +7,10 @@ package org.jperfetto.service.buffer;
  * <p>Byte counts are of records as stored: a 16-byte record header plus the chunk payload,
  * rounded up to 16 bytes, like upstream's.
  *
- * <p>One difference: {@code chunksDiscarded} also counts chunks committed after a later chunk of
- * their sequence was already read (in any policy). Upstream would hand their packets out late,
- * out of sequence order; this buffer drops them.
+ * <p>One difference: {@code chunksDiscarded} also counts, in any policy, chunks committed after
+ * the reader got past them: late chunks (a later chunk of their sequence was read) and scraped
+ * chunks read in part and overwritten before their final commit. Upstream would hand their
+ * packets out again or out of sequence order; this buffer drops them.
  */
 public record TraceBufferStats(
     long bufferSize,

@@ -399,6 +399,42 @@ class TraceBufferTest {
   }
 
   @Test
+  void scrapedChunkOverwrittenBeforeItsCommitIsNotReadTwice() {
+    ring(4096);
+    int payload = 1024 - 16;
+    chunk(1, 1, 0).packet(10, 0).packet(10, 1).packet(10, 2).payloadSize(payload).copyInto(tb, false);
+    assertEquals(2, readAll(tb).size());
+    for (int i = 0; i < 4; i++) {
+      chunk(2, 1, i).packet(10, 10 + i).payloadSize(payload).copyInto(tb); // overwrites the scrape
+    }
+    chunk(1, 1, 0).packet(10, 0).packet(10, 1).packet(10, 2).payloadSize(payload).copyInto(tb);
+    chunk(1, 1, 1).packet(10, 3).payloadSize(payload).copyInto(tb);
+    List<Read> got = readAll(tb).stream().filter(r -> r.producerId() == 1).toList();
+    assertEquals(1, got.size(), "packets 0 and 1 are not returned again");
+    assertArrayEquals(content(10, 3), got.get(0).data());
+    assertTrue(got.get(0).dropped(), "packet 2 was lost");
+    assertEquals(1, tb.stats().chunksDiscarded());
+  }
+
+  @Test
+  void gapLeftByAReadChunkDoesNotStallTheSequence() {
+    buffer(4096, OverwritePolicy.DISCARD);
+    int payload = 1024 - 16;
+    chunk(1, 1, 1).packet(10, 1).payloadSize(payload).copyInto(tb);
+    chunk(1, 1, 2).packet(10, 2).payloadSize(payload).copyInto(tb);
+    chunk(1, 1, 0).packet(10, 0).payloadSize(payload).copyInto(tb); // out of order: placed last
+    assertEquals(3, readAll(tb).size());
+    chunk(1, 1, 3).packet(10, 3).payloadSize(payload).copyInto(tb);
+    chunk(1, 1, 4).packet(10, 4).payloadSize(payload).copyInto(tb); // deletes chunk 1 (read)
+    assertEquals(0, tb.stats().chunksDiscarded());
+    List<Read> got = readAll(tb);
+    assertEquals(2, got.size(), "the reader steps over the hole chunk 1 left: " + got);
+    assertArrayEquals(content(10, 3), got.get(0).data());
+    assertFalse(got.get(0).dropped());
+    assertArrayEquals(content(10, 4), got.get(1).data());
+  }
+
+  @Test
   void chunkIdsWrapAroundFromMaxToZero() {
     ring(8192);
     byte[] a = content(40, 1);
