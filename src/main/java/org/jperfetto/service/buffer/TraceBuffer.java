@@ -184,44 +184,25 @@ public final class TraceBuffer implements AutoCloseable {
       discard();
       return;
     }
-    long toEnd = this.size - writePos;
-    if (recordSize > toEnd) {
-      if (clearRecords(writePos, toEnd) < 0) {
-        discard();
-        return;
-      }
-      writePadding(writePos, toEnd);
-      writePos = 0;
-      writeWrapCount++;
-    }
-    long gap = clearRecords(writePos, recordSize);
+    long gap = makeRoom(recordSize);
     if (gap < 0) {
       discard();
       return;
     }
-
     long at = writePos;
     writeRecord(at, chunkId, producerId, writerId, numFragments, flags, src, srcOffset, size,
         recordSize);
-    int slot = chunks.allocate();
-    chunks.recordOffset[slot] = at;
-    chunks.numFragments[slot] = numFragments;
-    chunks.fragmentsRead[slot] = 0;
-    chunks.nextFragmentOffset[slot] = 0;
-    chunks.flags[slot] = (byte) flags;
-    chunks.state[slot] = chunkComplete ? ChunkTable.COMPLETE : 0;
-    chunks.uid[slot] = uid;
-    chunks.pid[slot] = pid;
-    // Records may have been deleted from this sequence by clearRecords: look the place up again.
-    seq.insert(-seq.find(chunkId) - 1, chunkId, slot);
+    index(seq, chunkId, at, numFragments, flags, chunkComplete, uid, pid);
     chunksWritten++;
     bytesWritten += recordSize;
-
     writePos += recordSize;
     usedSize = Math.max(usedSize, writePos);
     if (writePos == this.size) {
       writePos = 0;
       writeWrapCount++;
+    }
+    if (gap > 0) {
+      writePadding(writePos, gap);
     }
     // Chunks may arrive out of order: the newest id is the one ahead by less than half the id
     // space (so that 0 after 0xFFFFFFFF counts as newer).
@@ -230,9 +211,38 @@ public final class TraceBuffer implements AutoCloseable {
     } else {
       chunksCommittedOutOfOrder++;
     }
-    if (gap > 0) {
-      writePadding(writePos, gap);
+  }
+
+  /**
+   * Frees recordSize bytes at the write position, wrapping (and padding the end) if they do not
+   * fit before the end. Returns the gap left after them to pad, or -1 if DISCARD refuses.
+   */
+  private long makeRoom(long recordSize) {
+    long toEnd = size - writePos;
+    if (recordSize > toEnd) {
+      if (clearRecords(writePos, toEnd) < 0) {
+        return -1;
+      }
+      writePadding(writePos, toEnd);
+      writePos = 0;
+      writeWrapCount++;
     }
+    return clearRecords(writePos, recordSize);
+  }
+
+  private void index(Sequence seq, int chunkId, long recordOffset, int numFragments, int flags,
+      boolean complete, int uid, int pid) {
+    int slot = chunks.allocate();
+    chunks.recordOffset[slot] = recordOffset;
+    chunks.numFragments[slot] = numFragments;
+    chunks.fragmentsRead[slot] = 0;
+    chunks.nextFragmentOffset[slot] = 0;
+    chunks.flags[slot] = (byte) flags;
+    chunks.state[slot] = complete ? ChunkTable.COMPLETE : 0;
+    chunks.uid[slot] = uid;
+    chunks.pid[slot] = pid;
+    // makeRoom may have deleted chunks of this sequence: look the place up again.
+    seq.insert(-seq.find(chunkId) - 1, chunkId, slot);
   }
 
   private void rewriteChunk(Sequence seq, int pos, int numFragments, int flags, boolean complete,
