@@ -463,6 +463,7 @@ public final class TraceBuffer implements AutoCloseable {
           readSeq++;
           readPos = startOf(sequences.at(readSeq));
           walkSteps = 0;
+          crossedGap = false;
         } while (readPos < 0);
         dropped = true;
       }
