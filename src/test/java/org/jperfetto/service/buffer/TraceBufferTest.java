@@ -709,6 +709,27 @@ class TraceBufferTest {
   }
 
   @Test
+  void copyOfAWrappedBufferReadsLikeTheOriginal() {
+    ring(8192);
+    for (int i = 0; i < 9; i++) {
+      chunk(1 + i % 2, 1, i / 2).packet(300 + 40 * i, i).flags(0).copyInto(tb);
+    }
+    assertTrue(tb.stats().writeWrapCount() > 0);
+    assertTrue(tb.stats().paddingBytesWritten() > 0);
+    try (TraceBuffer clone = tb.copy()) {
+      List<Read> fromClone = readAll(clone);
+      List<Read> fromOriginal = readAll(tb);
+      assertEquals(fromOriginal.size(), fromClone.size());
+      assertTrue(fromClone.size() > 0);
+      for (int i = 0; i < fromClone.size(); i++) {
+        assertArrayEquals(fromOriginal.get(i).data(), fromClone.get(i).data());
+        assertEquals(fromOriginal.get(i).dropped(), fromClone.get(i).dropped());
+      }
+      assertEquals(tb.stats().chunksRead(), clone.stats().chunksRead());
+    }
+  }
+
+  @Test
   void closedBufferRefusesUse() {
     TraceBuffer b = TraceBuffer.create(4096, OverwritePolicy.RING_BUFFER);
     b.close();
