@@ -712,7 +712,7 @@ class TraceBufferTest {
   void copyOfAWrappedBufferReadsLikeTheOriginal() {
     ring(8192);
     for (int i = 0; i < 9; i++) {
-      chunk(1 + i % 2, 1, i / 2).packet(300 + 40 * i, i).flags(0).copyInto(tb);
+      chunk(1 + i % 2, 1, i / 2).packet(1000 + 100 * i, i).copyInto(tb);
     }
     assertTrue(tb.stats().writeWrapCount() > 0);
     assertTrue(tb.stats().paddingBytesWritten() > 0);
