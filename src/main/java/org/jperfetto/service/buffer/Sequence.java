@@ -19,6 +19,12 @@ final class Sequence {
   /** Whether any fragment was taken out of this sequence, and the newest chunk it came from. */
   boolean hasRead;
   int newestChunkIdRead;
+  /**
+   * Read position in the newest chunk read, kept when that chunk was incomplete (scraped) and
+   * got overwritten: its final commit may bring the rest of it (fragmentsRead < 0: none kept).
+   */
+  int evictedFragmentsRead = -1;
+  int evictedNextFragmentOffset;
 
   private int[] ids;
   private int[] slots;
@@ -37,6 +43,8 @@ final class Sequence {
     lastChunkIdWritten = other.lastChunkIdWritten;
     hasRead = other.hasRead;
     newestChunkIdRead = other.newestChunkIdRead;
+    evictedFragmentsRead = other.evictedFragmentsRead;
+    evictedNextFragmentOffset = other.evictedNextFragmentOffset;
     ids = new int[other.ids.length];
     slots = new int[other.slots.length];
     for (int i = 0; i < other.size; i++) {
@@ -51,6 +59,7 @@ final class Sequence {
     if (!hasRead || chunkId - newestChunkIdRead > 0) {
       hasRead = true;
       newestChunkIdRead = chunkId;
+      evictedFragmentsRead = -1;
     }
   }
 
@@ -60,6 +69,15 @@ final class Sequence {
    */
   boolean isBehindReader(int chunkId) {
     return hasRead && chunkId - newestChunkIdRead < 0;
+  }
+
+  /**
+   * True if chunkId is the scraped chunk the reader was in when it was overwritten, and this
+   * commit of it has more fragments than were read: the rest can still come out, in order.
+   */
+  boolean canReadmit(int chunkId, int numFragments) {
+    return evictedFragmentsRead >= 0 && chunkId == newestChunkIdRead
+        && numFragments > evictedFragmentsRead;
   }
 
   /**

@@ -173,12 +173,17 @@ public final class TraceBuffer implements AutoCloseable {
       rewriteChunk(seq, pos, numFragments, flags, chunkComplete, src, srcOffset, size, recordSize);
       return;
     }
+    boolean readmit = false;
     if (seq.wasReachedByReader(chunkId)) {
-      // Committed after the reader got past it: a late chunk whose packets can no longer come
-      // out in order, or a scraped chunk read in part and overwritten before its final commit,
-      // whose packets would come out twice. Upstream returns them anyway; we drop them.
-      chunksDiscarded++;
-      return;
+      // Committed after the reader got to it: a late chunk whose packets can no longer come out
+      // in order, or a scraped chunk read in part and overwritten before this final commit,
+      // whose packets would come out twice. V1 returns them anyway; like upstream's V2 we drop
+      // them, except the unread rest of that scraped chunk, which is admitted again.
+      readmit = seq.canReadmit(chunkId, numFragments);
+      if (!readmit) {
+        chunksDiscarded++;
+        return;
+      }
     }
     if (discardWrites) {
       discard();
@@ -192,7 +197,12 @@ public final class TraceBuffer implements AutoCloseable {
     long at = writePos;
     writeRecord(at, chunkId, producerId, writerId, numFragments, flags, src, srcOffset, size,
         recordSize);
-    index(seq, chunkId, at, numFragments, flags, chunkComplete, uid, pid);
+    int slot = index(seq, chunkId, at, numFragments, flags, chunkComplete, uid, pid);
+    if (readmit) {
+      chunks.fragmentsRead[slot] = seq.evictedFragmentsRead;
+      chunks.nextFragmentOffset[slot] = seq.evictedNextFragmentOffset;
+      seq.evictedFragmentsRead = -1;
+    }
     chunksWritten++;
     bytesWritten += recordSize;
     writePos += recordSize;
@@ -230,7 +240,7 @@ public final class TraceBuffer implements AutoCloseable {
     return clearRecords(writePos, recordSize);
   }
 
-  private void index(Sequence seq, int chunkId, long recordOffset, int numFragments, int flags,
+  private int index(Sequence seq, int chunkId, long recordOffset, int numFragments, int flags,
       boolean complete, int uid, int pid) {
     int slot = chunks.allocate();
     chunks.recordOffset[slot] = recordOffset;
@@ -243,6 +253,7 @@ public final class TraceBuffer implements AutoCloseable {
     chunks.pid[slot] = pid;
     // makeRoom may have deleted chunks of this sequence: look the place up again.
     seq.insert(-seq.find(chunkId) - 1, chunkId, slot);
+    return slot;
   }
 
   private void rewriteChunk(Sequence seq, int pos, int numFragments, int flags, boolean complete,
@@ -346,6 +357,11 @@ public final class TraceBuffer implements AutoCloseable {
     if (chunks.fragmentsRead[slot] < chunks.numFragments[slot]) {
       chunksOverwritten++;
       bytesOverwritten += recordSize;
+    }
+    if (!chunks.isComplete(slot) && chunks.fragmentsRead[slot] > 0
+        && seq.hasRead && seq.idAt(pos) == seq.newestChunkIdRead) {
+      seq.evictedFragmentsRead = chunks.fragmentsRead[slot];
+      seq.evictedNextFragmentOffset = chunks.nextFragmentOffset[slot];
     }
     seq.remove(pos);
     chunks.release(slot);
