@@ -43,6 +43,20 @@ final class TestConsumer implements ConsumerCallbacks {
     return trace();
   }
 
+  /** Every packet read so far, its slices glued. */
+  List<byte[]> packets() {
+    List<byte[]> out = new ArrayList<>();
+    ByteString packet = ByteString.EMPTY;
+    for (ReadBuffersResponse.Slice s : slices) {
+      packet = packet.concat(s.getData());
+      if (s.getLastSliceForPacket()) {
+        out.add(packet.toByteArray());
+        packet = ByteString.EMPTY;
+      }
+    }
+    return out;
+  }
+
   Trace trace() throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     CodedOutputStream cos = CodedOutputStream.newInstance(out);
