@@ -57,7 +57,7 @@ public final class ConsumerPortService {
         new ServiceListener() {
           @Override
           public void onClientBound(ClientInfo client) {
-            RemoteConsumer c = new RemoteConsumer(client);
+            RemoteConsumer c = new RemoteConsumer();
             consumers.put(client.clientId(), c);
             service.taskRunner().post(() -> c.endpoint = service.connectConsumer(c, client.uid()));
           }
@@ -178,16 +178,11 @@ public final class ConsumerPortService {
 
   /** One consumer connection; its state lives on the service thread. */
   private static final class RemoteConsumer implements ConsumerCallbacks {
-    final ClientInfo client;
     ConsumerEndpoint endpoint;
     boolean gone;
     MethodCall enableCall;
     MethodCall readCall;
     FdTraceFileSink fileSink;
-
-    RemoteConsumer(ClientInfo client) {
-      this.client = client;
-    }
 
     void replaceEnableCall(MethodCall call) {
       if (enableCall != null && !enableCall.isDone()) {

@@ -180,6 +180,21 @@ class SessionIT {
     assertTrue(disabled.ok() || disabled.error().contains("write_into_file"), disabled.error());
   }
 
+  @Test
+  void refusedConfigAndDurationAutoStopAnswerEnableTracing() throws Exception {
+    SocketProducer p = producer("prod");
+    TracingConsumer c = consumer();
+    TracingDisabled refused = c.enableTracing(TraceConfig.getDefaultInstance()).disabled().get(10, TimeUnit.SECONDS);
+    assertFalse(refused.ok());
+    assertTrue(refused.error().contains("no buffers"), refused.error());
+    TracingSession timed = c.enableTracing(config(256, TraceConfig.BufferConfig.FillPolicy.RING_BUFFER)
+        .toBuilder().setDurationMs(200).build());
+    p.await(CmdCase.START_DATA_SOURCE);
+    // duration_ms ends the session by itself: flush, stop, then the deferred EnableTracing reply
+    assertTrue(timed.disabled().get(10, TimeUnit.SECONDS).ok());
+    p.await(CmdCase.STOP_DATA_SOURCE);
+  }
+
   static int uid() throws Exception {
     return (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
   }
