@@ -1,0 +1,159 @@
+package org.jperfetto.packaging;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The jlink runtime image and its launchers, built from the compiled classes with the build's own
+ * jlink options, descriptor and launcher template (see {@link TestImage}), then run for real.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class PackagingIT {
+  private static final List<String> CLI_MAINS = List.of("Jperfetto", "Jtraced");
+
+  @TempDir static Path work;
+  private static Path image;
+
+  @BeforeAll
+  static void buildImage() throws Exception {
+    for (String tool : List.of("jlink", "javac", "jar")) {
+      assumeTrue(TestImage.tool(tool).isPresent(), TestImage.missingToolReason(tool));
+    }
+    List<String> launchers = new ArrayList<>(List.of("demo=" + TestImage.DEMO_MAIN));
+    if (cliMainsPresent()) {
+      launchers.add("jperfetto=org.jperfetto/org.jperfetto.cli.Jperfetto");
+      launchers.add("jtraced=org.jperfetto/org.jperfetto.cli.Jtraced");
+    }
+    image = TestImage.build(work, launchers);
+  }
+
+  private static boolean cliMainsPresent() {
+    return CLI_MAINS.stream()
+        .allMatch(m -> Files.isRegularFile(TestImage.CLASSES.resolve("org/jperfetto/cli/" + m + ".class")));
+  }
+
+  @Test
+  void imageHoldsOurModuleProtobufAndOnlyTheJdkModulesTheyNeed() throws Exception {
+    Result r = run(Map.of(), image.resolve("bin/java").toString(), "--list-modules");
+    assertEquals(0, r.exit(), r::toString);
+    Set<String> names = r.stdout().lines().map(l -> l.replaceFirst("@.*", "")).collect(Collectors.toCollection(TreeSet::new));
+    assertEquals(new TreeSet<>(Set.of("com.google.protobuf", "java.base", "java.logging", "jdk.unsupported", "org.jperfetto")),
+        names, r::toString);
+    assertFalse(Files.exists(image.resolve("include")), "--no-header-files: include/ must be absent");
+    assertFalse(Files.exists(image.resolve("man")), "--no-man-pages: man/ must be absent");
+    assertTrue(Files.isExecutable(image.resolve("bin/demo")), "launcher installed executable");
+  }
+
+  @Test
+  void launcherGrantsNativeAccessAndProtobufWorksAsANamedModuleWithoutWarnings() throws Exception {
+    Result r = run(Map.of(), image.resolve("bin/demo").toString());
+    assertEquals(0, r.exit(), r::toString);
+    List<String> lines = r.stdout().lines().toList();
+    assertEquals("module org.jperfetto", lines.get(0), r::toString);
+    assertEquals("native-access true", lines.get(1), r::toString);
+    assertTrue(lines.get(2).startsWith("protobuf-module module { name: com.google.protobuf"), r::toString);
+    assertTrue(lines.contains("trace-config buffers=1 size_kb=1024 duration_ms=2500"), r::toString);
+    // Without --enable-native-access / --sun-misc-unsafe-memory-access the JDK prints WARNING lines here.
+    assertEquals("", r.stderr(), "the launcher must pass every flag the JDK would otherwise warn about");
+  }
+
+  @Test
+  void launcherWorksThroughASymlinkAndPassesJperfettoJavaOpts() throws Exception {
+    Path link = Files.createSymbolicLink(Files.createDirectories(work.resolve("path-bin")).resolve("demo"),
+        image.resolve("bin/demo").toAbsolutePath());
+    Result r = run(Map.of("JPERFETTO_JAVA_OPTS", "-Djperfetto.demo.tag=from-env"), link.toString());
+    assertEquals(0, r.exit(), r::toString);
+    assertTrue(r.stdout().lines().anyMatch("tag from-env"::equals), r::toString);
+    assertTrue(r.stdout().lines().anyMatch("native-access true"::equals), r::toString);
+  }
+
+  @Test
+  void launcherPassesProgramArgumentsThroughUntouched() throws Exception {
+    Result r = run(Map.of(), image.resolve("bin/demo").toString(), "--bogus", "two words");
+    assertEquals(2, r.exit(), r::toString);
+    assertTrue(r.stderr().contains("usage: ImageDemo"), r::toString);
+  }
+
+  @Test
+  void listeningMainBindsItsSocketThroughFfmInsideTheImage() throws Exception {
+    Path socket = work.resolve("demo.sock");
+    long start = System.nanoTime();
+    Process p = new ProcessBuilder(image.resolve("bin/demo").toString(), "--listen", socket.toString()).start();
+    try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+      String line;
+      String ready = null;
+      while ((line = out.readLine()) != null) {
+        if (line.startsWith("ready ")) {
+          ready = line;
+          break;
+        }
+      }
+      long millis = (System.nanoTime() - start) / 1_000_000;
+      assertEquals("ready " + socket, ready, () -> "no ready line; stderr: " + stderrOf(p));
+      assertTrue(Files.exists(socket), "socket file after the ready line");
+      System.getLogger(PackagingIT.class.getName()).log(System.Logger.Level.INFO,
+          "test image: exec to socket-ready {0} ms", millis);
+      p.getOutputStream().close();
+      assertTrue(p.waitFor(30, TimeUnit.SECONDS), "demo exits when stdin closes");
+      assertEquals(0, p.exitValue(), () -> stderrOf(p));
+      assertFalse(Files.exists(socket), "socket removed on exit");
+    } finally {
+      p.destroyForcibly();
+    }
+  }
+
+  @Test
+  void realLaunchersStartTheCliMains() throws Exception {
+    assumeTrue(cliMainsPresent(),
+        "org.jperfetto.cli.Jperfetto/Jtraced are not in target/classes on this branch yet; only the demo launcher is checked");
+    for (String name : List.of("jperfetto", "jtraced")) {
+      Result r = run(Map.of(), image.resolve("bin/" + name).toString(), "--help");
+      assertEquals(0, r.exit(), r::toString);
+      assertTrue((r.stdout() + r.stderr()).toLowerCase().contains("usage"), r::toString);
+      assertFalse(r.stderr().contains("WARNING"), r::toString);
+    }
+  }
+
+  record Result(int exit, String stdout, String stderr) {}
+
+  private static Result run(Map<String, String> env, String... command) throws IOException, InterruptedException {
+    ProcessBuilder pb = new ProcessBuilder(command);
+    pb.environment().remove("JPERFETTO_JAVA_OPTS");
+    pb.environment().putAll(env);
+    Path err = Files.createTempFile(work, "stderr", ".txt");
+    pb.redirectError(err.toFile());
+    Process p = pb.start();
+    p.getOutputStream().close();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(60, TimeUnit.SECONDS), () -> String.join(" ", command) + " did not exit");
+    return new Result(p.exitValue(), out, Files.readString(err));
+  }
+
+  private static String stderrOf(Process p) {
+    try {
+      return new String(p.getErrorStream().readNBytes(8192), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      return "(stderr unreadable: " + e + ")";
+    }
+  }
+}
