@@ -13,8 +13,9 @@ import org.jperfetto.protos.TraceConfig;
  * must get right: native access for our module, protobuf-java as a named module (TextFormat reflects
  * over generated classes across the module boundary), and an FFM socket bind.
  *
- * <p>{@code ImageDemo [--listen SOCKET]}: prints facts, one per line; with --listen binds SOCKET,
- * prints {@code ready SOCKET} and waits until stdin closes.
+ * <p>{@code ImageDemo [--listen [SOCKET]]}: prints facts, one per line; with --listen binds SOCKET
+ * (default: $PERFETTO_CONSUMER_SOCK_NAME, as jtraced does, so scripts/measure-startup.sh can time
+ * it), prints {@code ready SOCKET} and waits until stdin closes.
  */
 public final class ImageDemo {
   private ImageDemo() {}
@@ -35,16 +36,21 @@ public final class ImageDemo {
     System.out.println("trace-config buffers=" + back.getBuffersCount()
         + " size_kb=" + back.getBuffers(0).getSizeKb() + " duration_ms=" + back.getDurationMs());
 
-    if (args.length == 2 && args[0].equals("--listen")) {
-      try (UnixSocket socket = UnixSocket.listen(args[1], 8)) {
+    if (args.length >= 1 && args.length <= 2 && args[0].equals("--listen")) {
+      String path = args.length == 2 ? args[1] : System.getenv("PERFETTO_CONSUMER_SOCK_NAME");
+      if (path == null) {
+        System.err.println("--listen: no SOCKET and no PERFETTO_CONSUMER_SOCK_NAME");
+        System.exit(2);
+      }
+      try (UnixSocket socket = UnixSocket.listen(path, 8)) {
         System.out.println("ready " + socket.address());
         System.out.flush();
         System.in.transferTo(java.io.OutputStream.nullOutputStream());
       } finally {
-        Files.deleteIfExists(Path.of(args[1]));
+        Files.deleteIfExists(Path.of(path));
       }
     } else if (args.length != 0) {
-      System.err.println("usage: ImageDemo [--listen SOCKET]");
+      System.err.println("usage: ImageDemo [--listen [SOCKET]]");
       System.exit(2);
     }
   }

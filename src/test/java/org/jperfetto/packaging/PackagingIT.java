@@ -18,7 +18,12 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
+import java.lang.module.ModuleDescriptor;
+import java.lang.module.ModuleFinder;
+import java.util.jar.JarFile;
+import java.util.zip.ZipEntry;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -50,6 +55,31 @@ class PackagingIT {
   private static boolean cliMainsPresent() {
     return CLI_MAINS.stream()
         .allMatch(m -> Files.isRegularFile(TestImage.CLASSES.resolve("org/jperfetto/cli/" + m + ".class")));
+  }
+
+  @Test
+  void jlinkArgsCarryTheImageOptions() throws Exception {
+    List<String> args = TestImage.jlinkArgs();
+    for (String option : List.of("--strip-debug", "--no-header-files", "--no-man-pages")) {
+      assertTrue(args.contains(option), () -> option + " missing from " + TestImage.JLINK_ARGS + ": " + args);
+    }
+    assertEquals("org.jperfetto", args.get(args.indexOf("--add-modules") + 1), args::toString);
+    assertTrue(args.stream().anyMatch(a -> a.matches("--compress=zip-[0-9]")), () -> "JDK 21+ --compress syntax: " + args);
+  }
+
+  @Test
+  void protobufDescriptorIsNamedAndExportsEveryPackageOfTheJar() throws Exception {
+    ModuleDescriptor d = ModuleFinder.of(work.resolve("modules/protobuf-java.jar")).findAll().iterator().next().descriptor();
+    assertEquals("com.google.protobuf", d.name());
+    assertFalse(d.isAutomatic(), "jlink needs a real descriptor, not the Automatic-Module-Name");
+    Set<String> classPackages = new TreeSet<>();
+    try (JarFile jar = new JarFile(TestImage.protobufJar().toFile())) {
+      jar.stream().map(ZipEntry::getName)
+          .filter(n -> n.endsWith(".class") && !n.startsWith("META-INF/") && n.contains("/"))
+          .forEach(n -> classPackages.add(n.substring(0, n.lastIndexOf('/')).replace('/', '.')));
+    }
+    Set<String> exported = d.exports().stream().map(ModuleDescriptor.Exports::source).collect(Collectors.toCollection(TreeSet::new));
+    assertEquals(classPackages, exported, "a protobuf-java upgrade added or dropped a package: update " + TestImage.PROTOBUF_MODULE_INFO);
   }
 
   @Test
@@ -122,6 +152,25 @@ class PackagingIT {
     }
   }
 
+  /** The build's training run on the demo, then the launcher must map the archive it left. */
+  @Test
+  @Tag("stress")
+  void trainedArchiveIsPickedUpByTheLauncher() throws Exception {
+    assumeTrue(Runtime.version().feature() >= 25,
+        "AOT caches need a 25+ runtime; on " + Runtime.version() + " train-cds.sh makes a dynamic AppCDS archive instead, not checked here");
+    Result train = run(Map.of(), "sh", "scripts/train-cds.sh", image.toString(), "demo --listen");
+    assertEquals(0, train.exit(), train::toString);
+    assertTrue(Files.isRegularFile(image.resolve("lib/demo.aot")), train::toString);
+    // AOTMode=on makes the JVM refuse to start unless the launcher's cache is actually usable.
+    Result r = run(Map.of("JPERFETTO_JAVA_OPTS", "-XX:AOTMode=on"), image.resolve("bin/demo").toString());
+    assertEquals(0, r.exit(), r::toString);
+    assertTrue(r.stdout().lines().anyMatch("native-access true"::equals), r::toString);
+    assertEquals("", r.stderr(), r::toString);
+    Result without = run(Map.of("JPERFETTO_NO_ARCHIVE", "1", "JPERFETTO_JAVA_OPTS", "-XX:AOTMode=on"),
+        image.resolve("bin/demo").toString());
+    assertTrue(without.exit() != 0, () -> "JPERFETTO_NO_ARCHIVE must drop -XX:AOTCache: " + without);
+  }
+
   @Test
   void realLaunchersStartTheCliMains() throws Exception {
     assumeTrue(cliMainsPresent(),
@@ -139,6 +188,7 @@ class PackagingIT {
   private static Result run(Map<String, String> env, String... command) throws IOException, InterruptedException {
     ProcessBuilder pb = new ProcessBuilder(command);
     pb.environment().remove("JPERFETTO_JAVA_OPTS");
+    pb.environment().remove("JPERFETTO_NO_ARCHIVE");
     pb.environment().putAll(env);
     Path err = Files.createTempFile(work, "stderr", ".txt");
     pb.redirectError(err.toFile());
