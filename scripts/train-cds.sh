@@ -47,7 +47,7 @@ tries=0
 while [ ! -S "$dir/consumer" ]; do
   if ! kill -0 "$pid" 2>/dev/null || [ $tries -ge 600 ]; then
     kill -TERM "$pid" 2>/dev/null
-    warn "$server did not open $dir/consumer: $(tail -3 "$dir/server.log")"
+    warn "$server did not open $dir/consumer: $(grep -v -e AOT -e 'Picked up' "$dir/server.log" | tail -3)"
     rm -f "$image/lib/$server.$ext"
     exit 0
   fi
@@ -57,7 +57,7 @@ done
 
 if [ -n "$client" ]; then
   if ! JPERFETTO_JAVA_OPTS=$(record "$client") "$image/bin/$client" "$@" < /dev/null > "$dir/client.log" 2>&1; then
-    warn "$client $* failed: $(tail -3 "$dir/client.log")"
+    warn "$client $* failed: $(grep -v -e AOT -e 'Picked up' "$dir/client.log" | tail -3)"
     rm -f "$image/lib/$client.$ext"
   fi
 fi
