@@ -63,13 +63,16 @@ final class ServiceSide {
   /** A packet read back: its writer, whether loss came before it, and its bytes. */
   record Read(int writerId, boolean previousDropped, byte[] data) {}
 
+  private final List<Read> read = new ArrayList<>();
+
+  /** Every packet read so far: reading the buffer consumes, so earlier reads are kept here. */
   synchronized List<Read> readAll() {
-    List<Read> out = new ArrayList<>();
+    List<Read> out = read;
     buffer.beginRead();
     BufferedPacket p = new BufferedPacket();
     while (buffer.readNextTracePacket(p)) {
       out.add(new Read(p.writerId(), p.previousPacketDropped(), p.toByteArray()));
     }
-    return out;
+    return List.copyOf(out);
   }
 }
