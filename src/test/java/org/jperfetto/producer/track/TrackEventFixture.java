@@ -3,6 +3,7 @@ package org.jperfetto.producer.track;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import org.jperfetto.producer.BufferExhaustedPolicy;
 import org.jperfetto.producer.TracingProducer;
 import org.jperfetto.protos.TrackEventConfig;
 
@@ -21,19 +22,19 @@ final class TrackEventFixture implements AutoCloseable {
   private int doneCount;
 
   TrackEventFixture(Path dir, Category... categories) throws Exception {
-    this(dir, 64, categories);
+    this(dir, BufferExhaustedPolicy.DROP, categories);
   }
 
-  TrackEventFixture(Path dir, int smbPages, Category... categories) throws Exception {
+  TrackEventFixture(Path dir, BufferExhaustedPolicy policy, Category... categories) throws Exception {
     String socket = dir.resolve("producer.sock").toString();
     host = new TrackTestHost(socket);
     marker = Category.of("__marker__");
     Category[] all = java.util.Arrays.copyOf(categories, categories.length + 1);
     all[categories.length] = marker;
-    trackEvent = TrackEvent.builder().categories(all).processName("track_test").build();
+    trackEvent = TrackEvent.builder().categories(all).processName("track_test").bufferExhaustedPolicy(policy).build();
     producer = TracingProducer.builder("track-test").socketPath(socket)
         .reconnectBackoff(Duration.ofMillis(10), Duration.ofMillis(100)).dataSource(trackEvent.dataSource()).start();
-    host.setUpTracing(smbPages, 4096, 16 << 20);
+    host.setUpTracing(64, 4096, 16 << 20);
     TrackTestHost.await("track_event registered", () -> host.registered().contains(TrackEvent.DATA_SOURCE_NAME));
   }
 

@@ -223,4 +223,41 @@ class TrackEventIT {
       f.trackEvent.instant(a, "after stop");
     }
   }
+
+  /**
+   * The brief's size budget: slices with one int debug annotation and a counter every 10th take at
+   * most 53 bytes each in the trace file (upstream v58 measured about that), counting the fields
+   * the service adds to every packet as upstream's traced does (from the v58 capture).
+   */
+  @Test
+  void slicesWithOneIntArgTakeAtMost53BytesEachInTheTrace() throws Exception {
+    int n = 20_000;
+    List<TracePacket> upstream = TrackEventInteropTest.upstreamSequence("v58producer_v58traced");
+    double trustedPerPacket = upstream.stream().mapToInt(p -> p.getSerializedSize()
+        - p.toBuilder().clearTrustedUid().clearTrustedPid().clearTrustedPacketSequenceId().build().getSerializedSize())
+        .average().orElseThrow();
+    Track counter = Track.counter("size_counter");
+    try (TrackEventFixture f = new TrackEventFixture(dir, org.jperfetto.producer.BufferExhaustedPolicy.STALL, APP)) {
+      f.start(1, TrackEventConfig.getDefaultInstance());
+      for (int i = 0; i < n; i++) {
+        f.trackEvent.begin(APP, "slice", "i", i);
+        if (i % 10 == 0) {
+          f.trackEvent.counter(APP, counter, (long) i);
+        }
+        f.trackEvent.end(APP);
+      }
+      DecodedEvents d = f.finish();
+      assertEquals(n, d.named("slice").size(), "no slice lost");
+      List<TrackTestHost.Packet> packets = f.host.packets();
+      long bytes = 0;
+      for (TrackTestHost.Packet p : packets) {
+        bytes += p.size() + 1 + TrackEventInteropTest.varintSize(p.size());
+      }
+      double perSlice = (bytes + trustedPerPacket * packets.size()) / n;
+      System.out.printf("trace bytes per slice (%d slices, one int arg, counter every 10th): %.2f"
+          + " (%.2f producer-written + %.2f trusted fields per packet)%n", n, perSlice, (double) bytes / n,
+          trustedPerPacket);
+      assertTrue(perSlice <= 53.0, "bytes per slice " + perSlice);
+    }
+  }
 }
