@@ -49,6 +49,15 @@ public final class ProtoWriter {
     return patches;
   }
 
+  /**
+   * Forgets any nested messages still open, so the next root message starts at depth 0; their sizes
+   * stay unwritten. The TraceWriter calls it when it starts a packet.
+   */
+  public void reset() {
+    java.util.Arrays.fill(sizeFieldSegment, 1, depth + 1, null);
+    depth = 0;
+  }
+
   /** Number of nested messages open (0 when appending to the root). */
   public int depth() {
     return depth;
