@@ -45,6 +45,13 @@ public final class ConsumerPortService {
    * and length prefix. A maximal slice (130560 bytes) plus its tags fits.
    */
   static final int MAX_READ_REPLY_BYTES = 128 * 1024 - 160;
+  /**
+   * ReadBuffers replies are held back while the connection has this much unsent: the service
+   * hands over a whole buffer at once, and the host drops a peer whose backlog passes 4 MiB.
+   */
+  static final long READ_BACKLOG_BYTES = 1024 * 1024;
+  /** How soon a held-back ReadBuffers stream looks again at the connection's backlog. */
+  static final long READ_PACING_MS = 1;
 
   private final TracingService service;
   private final Map<Long, RemoteConsumer> consumers = new ConcurrentHashMap<>();
@@ -91,6 +98,8 @@ public final class ConsumerPortService {
       if (c.readCall != null && !c.readCall.isDone()) {
         c.readCall.fail(); // a newer read replaces an unfinished one
       }
+      c.readQueue.clear();
+      c.lastQueued = false;
       c.readCall = call;
       ep.readBuffers();
     }));
@@ -177,12 +186,16 @@ public final class ConsumerPortService {
   }
 
   /** One consumer connection; its state lives on the service thread. */
-  private static final class RemoteConsumer implements ConsumerCallbacks {
+  private final class RemoteConsumer implements ConsumerCallbacks {
     ConsumerEndpoint endpoint;
     boolean gone;
     MethodCall enableCall;
     MethodCall readCall;
     FdTraceFileSink fileSink;
+    /** ReadBuffers replies not sent yet (paced by the connection's backlog), with has_more. */
+    private final java.util.ArrayDeque<ReadBuffersResponse> readQueue = new java.util.ArrayDeque<>();
+    private boolean lastQueued;
+    private boolean pumpScheduled;
 
     void replaceEnableCall(MethodCall call) {
       if (enableCall != null && !enableCall.isDone()) {
@@ -193,6 +206,7 @@ public final class ConsumerPortService {
 
     void disconnect() {
       gone = true;
+      readQueue.clear();
       if (endpoint != null) {
         endpoint.disconnect();
       }
@@ -221,8 +235,7 @@ public final class ConsumerPortService {
 
     @Override
     public void onTraceData(List<ReadBuffersResponse.Slice> slices, boolean hasMore) {
-      MethodCall call = readCall;
-      if (call == null || call.isDone()) {
+      if (readCall == null || readCall.isDone() || gone) {
         return;
       }
       ReadBuffersResponse.Builder reply = ReadBuffersResponse.newBuilder();
@@ -230,16 +243,40 @@ public final class ConsumerPortService {
       for (ReadBuffersResponse.Slice slice : slices) {
         int size = slice.getSerializedSize() + 4;
         if (replyBytes + size > MAX_READ_REPLY_BYTES && reply.getSlicesCount() > 0) {
-          call.replyMore(reply.build());
+          readQueue.add(reply.build());
           reply = ReadBuffersResponse.newBuilder();
           replyBytes = 0;
         }
         reply.addSlices(slice);
         replyBytes += size;
       }
-      call.send(reply.build().toByteString(), hasMore, -1);
-      if (!hasMore) {
-        readCall = null;
+      readQueue.add(reply.build());
+      lastQueued = !hasMore;
+      pumpReads();
+    }
+
+    /** Sends queued ReadBuffers replies while the connection's backlog allows; else retries soon. */
+    private void pumpReads() {
+      pumpScheduled = false;
+      MethodCall call = readCall;
+      if (call == null || call.isDone() || gone) {
+        readQueue.clear();
+        return;
+      }
+      while (!readQueue.isEmpty()) {
+        if (call.unsentReplyBytes() >= READ_BACKLOG_BYTES) {
+          if (!pumpScheduled) {
+            pumpScheduled = true;
+            service.taskRunner().postDelayed(this::pumpReads, READ_PACING_MS);
+          }
+          return;
+        }
+        ReadBuffersResponse reply = readQueue.poll();
+        boolean last = readQueue.isEmpty() && lastQueued;
+        call.send(reply.toByteString(), !last, -1);
+        if (last) {
+          readCall = null;
+        }
       }
     }
   }

@@ -195,6 +195,24 @@ class SessionIT {
     p.await(CmdCase.STOP_DATA_SOURCE);
   }
 
+  @Test
+  void readingAFullLargeBufferDoesNotOverflowTheConsumerConnection() throws Exception {
+    SocketProducer p = producer("bulk");
+    TracingConsumer c = consumer();
+    TracingSession session = c.enableTracing(config(16 * 1024, TraceConfig.BufferConfig.FillPolicy.DISCARD));
+    SmbWriter w = p.startedWriter(1);
+    int n = 8_000; // ~8 MiB: twice the host's 4 MiB per-connection send buffer
+    for (int i = 0; i < n; i++) {
+      assertTrue(w.write(packet(9, i, 1000), false));
+      if (i % 64 == 63) {
+        p.commit();
+      }
+    }
+    p.commit();
+    List<TracePacket> packets = stopAndRead(c, session);
+    assertEquals(range(n), testPackets(packets, uid()).get(9L));
+  }
+
   static int uid() throws Exception {
     return (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
   }
