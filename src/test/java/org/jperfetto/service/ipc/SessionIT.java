@@ -213,6 +213,29 @@ class SessionIT {
     assertEquals(range(n), testPackets(packets, uid()).get(9L));
   }
 
+  @Test
+  void aProducerThatNeverOpensItsCommandStreamIsDroppedOnceCommandsPileUp() throws Exception {
+    var gone = new java.util.concurrent.CompletableFuture<Object>();
+    try (var client = org.jperfetto.ipc.IpcClient.connect(producerSocket, gone::complete)) {
+      var port = client.bind("ProducerPort").get(10, TimeUnit.SECONDS);
+      port.invoke("InitializeConnection", org.jperfetto.protos.InitializeConnectionRequest.newBuilder()
+          .setProducerName("deaf").build()).get(10, TimeUnit.SECONDS);
+      port.invoke("RegisterDataSource", org.jperfetto.protos.RegisterDataSourceRequest.newBuilder()
+          .setDataSourceDescriptor(org.jperfetto.protos.DataSourceDescriptor.newBuilder().setName(DS)).build())
+          .get(10, TimeUnit.SECONDS);
+      TracingConsumer c = consumer();
+      TracingSession session = c.enableTracing(config(256, TraceConfig.BufferConfig.FillPolicy.RING_BUFFER));
+      List<java.util.concurrent.CompletableFuture<Void>> flushes = new ArrayList<>();
+      for (int i = 0; i < ProducerPortService.MAX_PENDING_COMMANDS + 10; i++) {
+        flushes.add(c.flush(Duration.ofMillis(50), FlushFlags.NONE));
+      }
+      gone.get(20, TimeUnit.SECONDS);
+      waitFor(() -> host.connectedProducers() == 0);
+      flushes.forEach(f -> f.handle((ok, err) -> null).join());
+      assertTrue(stopAndRead(c, session).stream().anyMatch(TracePacket::hasTraceConfig));
+    }
+  }
+
   static int uid() throws Exception {
     return (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
   }
