@@ -137,6 +137,11 @@ public final class FakeTraced implements AutoCloseable {
     host = IpcHost.start(socketPath, List.of(builder.build()));
   }
 
+  /** A fake listening on {@code dir}/consumer.sock. */
+  public static FakeTraced startIn(Path dir) throws IOException {
+    return start(dir.resolve("consumer.sock").toString());
+  }
+
   public static FakeTraced start(String socketPath) throws IOException {
     return new FakeTraced(socketPath, Set.of());
   }

@@ -46,8 +46,8 @@ class TracingConsumerIT {
 
   @BeforeEach
   void start() throws IOException {
-    socket = dir.resolve("consumer.sock").toString();
-    fake = FakeTraced.start(socket);
+    fake = FakeTraced.startIn(dir);
+    socket = fake.address();
   }
 
   @AfterEach
