@@ -166,18 +166,34 @@ class SessionIT {
   }
 
   @Test
-  void writeIntoFileWithAnFdIsAnsweredCleanly() throws Exception {
-    producer("prod");
+  void writeIntoFileGivesAFileThatParsesAsATrace() throws Exception {
+    SocketProducer p = producer("to-file");
     TracingConsumer c = consumer();
     TraceConfig cfg = config(256, TraceConfig.BufferConfig.FillPolicy.RING_BUFFER).toBuilder()
         .setWriteIntoFile(true).build();
     int fd = org.jperfetto.os.MemFd.create("trace", 0);
-    TracingSession session = c.enableTracing(cfg, fd);
-    org.jperfetto.os.Fds.close(fd);
-    TracingDisabled disabled = session.disabled().get(10, TimeUnit.SECONDS);
-    // The service core does not write into files yet: the adapter hands it the fd as a sink and
-    // the consumer hears the service's answer instead of hanging.
-    assertTrue(disabled.ok() || disabled.error().contains("write_into_file"), disabled.error());
+    try {
+      TracingSession session = c.enableTracing(cfg, fd);
+      SmbWriter w = p.startedWriter(1);
+      for (int i = 0; i < 25; i++) {
+        assertTrue(w.write(packet(4, i, 300), false));
+      }
+      p.commit();
+      c.disableTracing().get(10, TimeUnit.SECONDS);
+      TracingDisabled disabled = session.disabled().get(10, TimeUnit.SECONDS);
+      assertTrue(disabled.ok(), disabled.error());
+      long size = org.jperfetto.os.MemFd.size(fd);
+      assertTrue(size > 25 * 300, "file size " + size);
+      byte[] bytes;
+      try (var arena = java.lang.foreign.Arena.ofConfined()) {
+        bytes = org.jperfetto.os.SharedMapping.map(fd, size, arena).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+      }
+      org.jperfetto.protos.Trace trace = org.jperfetto.protos.Trace.parseFrom(bytes);
+      assertEquals(range(25), testPackets(trace.getPacketList(), uid()).get(4L));
+      assertTrue(trace.getPacketList().stream().anyMatch(TracePacket::hasTraceConfig));
+    } finally {
+      org.jperfetto.os.Fds.close(fd);
+    }
   }
 
   @Test
@@ -373,10 +389,16 @@ class SessionIT {
   }
 
   @Test
-  void notYetServedConsumerMethodsFailCleanly() throws Exception {
+  void sessionManagementMethodsAreServed() throws Exception {
+    producer("listed");
     TracingConsumer c = consumer();
     assertTrue(c.supports("CloneSession"));
-    assertThrows(ExecutionException.class, () -> c.queryCapabilities().get(10, TimeUnit.SECONDS));
+    assertTrue(c.queryCapabilities().get(10, TimeUnit.SECONDS) != null);
+    var state = c.queryServiceState(false).get(10, TimeUnit.SECONDS);
+    assertTrue(state.getProducersList().stream().anyMatch(p -> p.getName().equals("listed")), state.toString());
+    assertTrue(state.getDataSourcesList().stream().anyMatch(d -> d.getDsDescriptor().getName().equals(DS)));
+    assertThrows(ExecutionException.class, () -> c.attach("no-such-key").get(10, TimeUnit.SECONDS),
+        "attach without a detached session fails cleanly");
     assertTrue(c.getTraceStats().get(10, TimeUnit.SECONDS) != null);
   }
 
