@@ -48,7 +48,6 @@ public final class TraceBuffer implements AutoCloseable {
   public static final long PAGE_SIZE = 4096;
 
   private static final int HDR = ChunkRecord.HEADER_SIZE;
-  private static final int MAX_VARINT_BYTES = PacketFragments.SIZE_FIELD_BYTES;
 
   private final Arena arena;
   private final MemorySegment buf;
@@ -660,17 +659,9 @@ public final class TraceBuffer implements AutoCloseable {
       abiViolations++; // more fragments declared than the chunk holds
       return markChunkBad(slot);
     }
-    long headerEnd = Math.min(p + MAX_VARINT_BYTES, recordEnd);
-    long fragmentSize = 0;
-    long data = -1;
-    for (long q = p, shift = 0; q < headerEnd; q++, shift += 7) {
-      int b = buf.get(ValueLayout.JAVA_BYTE, q);
-      fragmentSize |= (long) (b & 0x7F) << shift;
-      if ((b & 0x80) == 0) {
-        data = q + 1;
-        break;
-      }
-    }
+    long decoded = PacketFragments.decodeSize(buf, p, recordEnd);
+    long fragmentSize = decoded < 0 ? 0 : PacketFragments.size(decoded);
+    long data = decoded < 0 ? -1 : p + PacketFragments.headerBytes(decoded);
     if (data < 0 || data + fragmentSize > recordEnd) {
       if (data >= 0 && fragmentSize == PacketFragments.DROP_PACKET_MARKER) {
         traceWriterPacketLoss++; // the writer gave up on this packet
