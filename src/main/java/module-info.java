@@ -8,6 +8,11 @@
 module org.jperfetto {
   requires transitive com.google.protobuf;
   requires java.logging;
+  // sun.misc.Signal: jperfetto stops a session cleanly on SIGINT/SIGTERM and keeps its exit code.
+  requires jdk.unsupported;
 
   exports org.jperfetto.protos;
+  // The consumer client API (enable, flush, read, stop) and the embeddable tracing service.
+  exports org.jperfetto.consumer;
+  exports org.jperfetto.service;
 }

@@ -3,6 +3,9 @@ package org.jperfetto.producer.proto;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
+import org.jperfetto.protos.DebugAnnotation;
+import org.jperfetto.protos.TracePacket;
+import org.jperfetto.protos.TrackEvent;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -28,18 +31,18 @@ import org.openjdk.jmh.annotations.Warmup;
 @Measurement(iterations = 5, time = 1)
 @Fork(1)
 public class ProtoWriterBench implements ScatteredStreamWriter.Delegate {
-  // Field numbers of perfetto.protos.TracePacket / TrackEvent / DebugAnnotation, local to the bench.
-  private static final int PACKET_TIMESTAMP = 8;
-  private static final int PACKET_TRACK_EVENT = 11;
-  private static final int PACKET_SEQUENCE_FLAGS = 13;
-  private static final int EVENT_TYPE = 9;
-  private static final int EVENT_NAME_IID = 10;
-  private static final int EVENT_DEBUG_ANNOTATIONS = 4;
-  private static final int ANNOTATION_NAME_IID = 1;
-  private static final int ANNOTATION_INT_VALUE = 4;
-  private static final int TYPE_SLICE_BEGIN = 1;
-  private static final int TYPE_SLICE_END = 2;
-  private static final int SEQ_NEEDS_INCREMENTAL_STATE = 2;
+  private static final int PACKET_TIMESTAMP = TracePacket.TIMESTAMP_FIELD_NUMBER;
+  private static final int PACKET_TRACK_EVENT = TracePacket.TRACK_EVENT_FIELD_NUMBER;
+  private static final int PACKET_SEQUENCE_FLAGS = TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER;
+  private static final int EVENT_TYPE = TrackEvent.TYPE_FIELD_NUMBER;
+  private static final int EVENT_NAME_IID = TrackEvent.NAME_IID_FIELD_NUMBER;
+  private static final int EVENT_DEBUG_ANNOTATIONS = TrackEvent.DEBUG_ANNOTATIONS_FIELD_NUMBER;
+  private static final int ANNOTATION_NAME_IID = DebugAnnotation.NAME_IID_FIELD_NUMBER;
+  private static final int ANNOTATION_INT_VALUE = DebugAnnotation.INT_VALUE_FIELD_NUMBER;
+  private static final int TYPE_SLICE_BEGIN = TrackEvent.Type.TYPE_SLICE_BEGIN_VALUE;
+  private static final int TYPE_SLICE_END = TrackEvent.Type.TYPE_SLICE_END_VALUE;
+  private static final int SEQ_NEEDS_INCREMENTAL_STATE =
+      TracePacket.SequenceFlags.SEQ_NEEDS_INCREMENTAL_STATE_VALUE;
   private static final int CHUNK = 4096;
   private static final int CHUNK_HEADER = 8;
 
@@ -61,6 +64,12 @@ public class ProtoWriterBench implements ScatteredStreamWriter.Delegate {
     stream = new ScatteredStreamWriter(this);
     writer = new ProtoWriter(stream, new PatchList());
     fragment = new PacketFragment(stream);
+    encodedBegin = TracePacket.newBuilder()
+        .setTimestamp(timestamp)
+        .setTrackEvent(TrackEvent.newBuilder().setType(TrackEvent.Type.TYPE_SLICE_BEGIN).setNameIid(1)
+            .addDebugAnnotations(DebugAnnotation.newBuilder().setNameIid(1).setIntValue(12345)))
+        .setSequenceFlags(SEQ_NEEDS_INCREMENTAL_STATE)
+        .build().toByteArray();
   }
 
   @TearDown(Level.Trial)
@@ -84,7 +93,7 @@ public class ProtoWriterBench implements ScatteredStreamWriter.Delegate {
     if (stream.bytesAvailable() < 64) {
       stream.extend();
     }
-    writer.reset();
+    writer.endAllNested();
     fragment.begin();
   }
 
@@ -123,6 +132,18 @@ public class ProtoWriterBench implements ScatteredStreamWriter.Delegate {
     writer.endNested();
     writer.appendVarInt(PACKET_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
     endPacket();
+    return stream.writePtr();
+  }
+
+  private byte[] encodedBegin;
+
+  /** Baseline: copying an already encoded begin packet (protobuf-java's bytes); no encoding at all. */
+  @Benchmark
+  public long baselineCopyEncodedPacket() {
+    if (stream.bytesAvailable() < 64) {
+      stream.extend();
+    }
+    stream.writeBytes(encodedBegin, 0, encodedBegin.length);
     return stream.writePtr();
   }
 

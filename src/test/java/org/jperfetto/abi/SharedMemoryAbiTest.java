@@ -122,4 +122,26 @@ class SharedMemoryAbiTest {
     assertEquals(0, abi.incrementPacketCount(w));
     assertEquals(5, ChunkHeader.packetFlags(abi.packetsAcquire(w)));
   }
+
+  @Test
+  void bitmapHelpers() {
+    int b = PageHeader.partitioned(PageLayout.DIV4);
+    b = PageHeader.withChunkState(b, 0, ChunkState.BEING_WRITTEN.bits());
+    b = PageHeader.withChunkState(b, 2, ChunkState.COMPLETE.bits());
+    b = PageHeader.withChunkState(b, 3, ChunkState.BEING_READ.bits());
+    assertEquals(0x30000000 | 0b10_11_00_01, b);
+    assertEquals(0b1101, PageHeader.usedChunks(b));
+    assertEquals(0b0010, PageHeader.chunksInState(b, ChunkState.FREE.bits()));
+    assertEquals(0b0100, PageHeader.chunksInState(b, ChunkState.COMPLETE.bits()));
+    assertEquals(0b0101, UntrustedChunkReader.scrapableChunks(b));
+    assertEquals(ChunkState.BEING_READ, PageHeader.chunkState(b, 3));
+    assertFalse(PageHeader.isComplete(b));
+    assertTrue(PageHeader.isComplete(PageHeader.partitioned(PageLayout.DIV4) | 0xFF));
+    assertFalse(PageHeader.isComplete(0x0FFFFFFF), "not partitioned");
+    assertFalse(PageHeader.isComplete(6 << 28 | 0x0FFFFFFF), "reserved layout");
+    assertEquals(0, PageHeader.usedChunks(7 << 28 | 0x0FFFFFFF));
+    assertTrue(PageHeader.isComplete(PageHeader.partitioned(PageLayout.DIV14) | PageHeader.ALL_CHUNKS_COMPLETE));
+    assertEquals(PageHeader.partitioned(PageLayout.DIV14) | PageHeader.RESERVED_BIT,
+        PageHeader.withChunkState(PageHeader.partitioned(PageLayout.DIV14) | PageHeader.RESERVED_BIT, 13, 0));
+  }
 }

@@ -55,7 +55,10 @@ class SmbInteropTest {
         assertEquals(0x10000003, abi.headerBitmap(page), "page " + page);
         assertEquals(PageLayout.DIV1, abi.pageLayout(page));
         assertTrue(abi.isPageComplete(page));
+        assertEquals(ChunkReadResult.OK, reader.scrape(page, abi.headerBitmap(page), 0), "scrape page " + page);
+        int scrapedUsed = reader.usedSize();
         assertEquals(ChunkReadResult.OK, reader.acquireCommitted(page, 0), "page " + page);
+        assertEquals(scrapedUsed, reader.usedSize(), "a COMPLETE chunk scrapes like it commits");
         assertEquals(1, reader.writerId());
         assertTrue(reader.complete());
         assertFalse(reader.fragmentsMalformed(), "page " + page);
@@ -72,7 +75,7 @@ class SmbInteropTest {
         assertTrue(abi.isPageFree(page), "Div1 page returns to NOT_PARTITIONED once its chunk is free");
       }
       assertEquals(cap.fragments(), countSum, "sum of packets.count");
-      assertEquals(1, reader.writerDataDrops());
+      assertEquals(2, reader.writerDataDrops(), "the newest chunk, seen by the scrape and by the commit");
       assertEquals(0, reader.fragmentViolations());
 
       SmbDecoder decoder = new SmbDecoder();

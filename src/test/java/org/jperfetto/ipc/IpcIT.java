@@ -373,6 +373,8 @@ class IpcIT {
           assertEquals(utf8("client " + i), await(replies.get(i)).bytes());
         }
         waitFor(() -> floodHost.stats().sendOverflows() == 1);
+        assertEquals(0, floodHost.stats().malformedFrames()); // dropped mid-handler: not a bad frame
+        assertEquals(1, floodHost.stats().dropped());
         assertEquals(201, floodHost.stats().accepted());
         assertEquals(200, floodHost.stats().connections());
       } finally {

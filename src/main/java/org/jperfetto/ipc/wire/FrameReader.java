@@ -57,6 +57,9 @@ public final class FrameReader implements AutoCloseable {
   private long pendingFdTo;
 
   private Failure failure;
+  /** True while frames are being handed to a sink, which may close this reader. */
+  private boolean decoding;
+  private boolean closeRequested;
   private long framesDecoded;
   private long bytesReceived;
 
@@ -130,8 +133,20 @@ public final class FrameReader implements AutoCloseable {
   }
 
   private boolean decodeFrames(FrameSink sink) {
+    decoding = true;
+    try {
+      return decodeFramesUnlessClosed(sink);
+    } finally {
+      decoding = false;
+      if (closeRequested) {
+        close();
+      }
+    }
+  }
+
+  private boolean decodeFramesUnlessClosed(FrameSink sink) {
     int pos = 0;
-    while (size - pos >= Frames.HEADER_SIZE) {
+    while (failure == null && size - pos >= Frames.HEADER_SIZE) {
       long payload = Integer.toUnsignedLong(buf.get(LE_INT, pos));
       long frameSize = Frames.HEADER_SIZE + payload;
       if (frameSize > Frames.MAX_FRAME_SIZE) {
@@ -163,6 +178,9 @@ public final class FrameReader implements AutoCloseable {
         closeFd.accept(fd);
       }
       pos += (int) frameSize;
+    }
+    if (closeRequested) {
+      return false; // a sink closed the reader: the buffer goes with it
     }
     compact(pos);
     if (failure != null) {
@@ -276,9 +294,18 @@ public final class FrameReader implements AutoCloseable {
     failure = null;
   }
 
-  /** Closes any fd not handed out and frees the buffer. Idempotent. */
+  /**
+   * Closes any fd not handed out and frees the buffer. Idempotent. May be called from a sink: the
+   * frames not yet handed out are then dropped and the buffer is freed when the sink returns.
+   */
   @Override
   public void close() {
+    if (decoding) {
+      closeRequested = true; // a sink is closing us mid-read: finish the current frame first
+      fail(FailureKind.CLOSED, "reader closed");
+      return;
+    }
+    closeRequested = false;
     releasePendingFd();
     if (arena != null) {
       arena.close();

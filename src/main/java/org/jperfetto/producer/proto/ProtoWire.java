@@ -46,9 +46,13 @@ public final class ProtoWire {
   /** Encodes a tag; the field number must be in [1, 2^29 - 1]. */
   public static int makeTag(int fieldNumber, int wireType) {
     if (fieldNumber <= 0 || fieldNumber > MAX_FIELD_NUMBER) {
-      throw new IllegalArgumentException("field number out of range: field=" + fieldNumber);
+      throw badFieldNumber(fieldNumber);
     }
     return (fieldNumber << 3) | wireType;
+  }
+
+  private static IllegalArgumentException badFieldNumber(int fieldNumber) {
+    return new IllegalArgumentException("field number out of range: field=" + fieldNumber);
   }
 
   public static long zigZagEncode(long value) {

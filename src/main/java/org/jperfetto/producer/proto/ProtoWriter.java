@@ -1,6 +1,7 @@
 package org.jperfetto.producer.proto;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 
 /**
  * Streams one protobuf message (e.g. a TracePacket) and its nested messages into a
@@ -21,6 +22,9 @@ public final class ProtoWriter {
   public static final int MAX_NESTING_DEPTH = 100;
 
   private static final long DISCARDED = -1;
+  private static final int MAX_TAG_SIZE = 5;
+  // Strings up to this many chars take the one-pass path; their UTF-8 length fits 2 varint bytes.
+  private static final int SHORT_STRING_CHARS = 127;
 
   private final ScatteredStreamWriter stream;
   private final PatchList patches;
@@ -45,7 +49,10 @@ public final class ProtoWriter {
     return patches;
   }
 
-  /** Forgets any open nested messages, for the next root message; their sizes stay unwritten. */
+  /**
+   * Forgets any nested messages still open, so the next root message starts at depth 0; their sizes
+   * stay unwritten. The TraceWriter calls it when it starts a packet.
+   */
   public void reset() {
     java.util.Arrays.fill(sizeFieldSegment, 1, depth + 1, null);
     depth = 0;
@@ -58,10 +65,18 @@ public final class ProtoWriter {
 
   // ---- scalar fields ----
 
-  /** int32, int64, uint32, uint64, enum (negative int32/int64 take 10 bytes, as in protobuf). */
+  /**
+   * int32, int64, uint32, uint64, bool, enum. A negative int32/int64 takes 10 bytes, as in protobuf;
+   * pass a uint32 held in an int as {@code value & 0xFFFFFFFFL}.
+   */
   public void appendVarInt(int field, long value) {
-    writeTag(field, ProtoWire.WIRE_TYPE_VARINT);
-    stream.writeVarInt(value);
+    int tag = ProtoWire.makeTag(field, ProtoWire.WIRE_TYPE_VARINT);
+    if ((tag >>> 7) == 0) { // fields 1..15 (a tag from field 2^28 up is negative)
+      stream.writeByteAndVarInt(tag, value);
+    } else {
+      stream.writeVarInt(tag & 0xFFFF_FFFFL);
+      stream.writeVarInt(value);
+    }
   }
 
   /** sint32, sint64 (zigzag). */
@@ -97,6 +112,26 @@ public final class ProtoWriter {
 
   /** A string field, UTF-8 encoded straight into the stream (unpaired surrogates become '?'). */
   public void appendString(int field, String value) {
+    int chars = value.length();
+    // Short strings in one pass: guess a 1-byte length, fix it up if the UTF-8 came out longer.
+    if (chars <= SHORT_STRING_CHARS
+        && stream.bytesAvailable() >= MAX_TAG_SIZE + 2 + 3L * chars + Utf8.SLACK) {
+      writeTag(field, ProtoWire.WIRE_TYPE_LENGTH_DELIMITED);
+      MemorySegment segment = stream.segment();
+      long lengthAt = stream.writePtr();
+      long end = Utf8.encode(segment, lengthAt + 1, value);
+      int length = (int) (end - lengthAt - 1);
+      if (length <= ProtoWire.MAX_ONE_BYTE_MESSAGE_LENGTH) {
+        segment.set(ValueLayout.JAVA_BYTE, lengthAt, (byte) length);
+      } else { // at most 3 * SHORT_STRING_CHARS bytes: a 2-byte length
+        MemorySegment.copy(segment, lengthAt + 1, segment, lengthAt + 2, length);
+        segment.set(ValueLayout.JAVA_BYTE, lengthAt, (byte) (0x80 | (length & 0x7F)));
+        segment.set(ValueLayout.JAVA_BYTE, lengthAt + 1, (byte) (length >>> 7));
+        end++;
+      }
+      stream.setWritePtr(end);
+      return;
+    }
     int length = Utf8.encodedLength(value);
     writeLengthPreamble(field, length);
     Utf8.write(stream, value, length);
@@ -107,12 +142,14 @@ public final class ProtoWriter {
   }
 
   public void appendBytes(int field, byte[] value, int offset, int length) {
+    java.util.Objects.checkFromIndexSize(offset, length, value.length);
     writeLengthPreamble(field, length);
     stream.writeBytes(value, offset, length);
   }
 
   public void appendBytes(int field, MemorySegment value, long offset, long length) {
-    if (length < 0 || length > ProtoWire.MAX_MESSAGE_LENGTH) {
+    java.util.Objects.checkFromIndexSize(offset, length, value.byteSize());
+    if (length > ProtoWire.MAX_MESSAGE_LENGTH) {
       throw new IllegalArgumentException("bytes field too long: field=" + field + " length=" + length);
     }
     writeLengthPreamble(field, (int) length);
@@ -139,41 +176,68 @@ public final class ProtoWriter {
   /** Opens a nested message in field; appends go to it until {@link #endNested}. */
   public void beginNested(int field) {
     if (depth == MAX_NESTING_DEPTH) {
-      throw new IllegalStateException("nesting too deep: field=" + field + " depth=" + depth
-          + " max=" + MAX_NESTING_DEPTH);
+      throw tooDeep(field);
     }
-    writeTag(field, ProtoWire.WIRE_TYPE_LENGTH_DELIMITED);
-    long sizeField = stream.reserveBytes(ProtoWire.MESSAGE_LENGTH_FIELD_SIZE);
+    int tag = ProtoWire.makeTag(field, ProtoWire.WIRE_TYPE_LENGTH_DELIMITED);
+    long sizeField;
+    if ((tag >>> 7) == 0) {
+      sizeField = stream.writeTagAndReserveSize(tag);
+    } else {
+      stream.writeVarInt(tag & 0xFFFF_FFFFL);
+      sizeField = stream.reserveBytes(ProtoWire.MESSAGE_LENGTH_FIELD_SIZE);
+      stream.segment().set(ProtoWire.INT_LE, sizeField, 0);
+    }
+    // The 4 bytes are zero: they stay so if the size goes to a patch.
+    MemorySegment segment = stream.segment();
     int level = ++depth;
-    sizeFieldSegment[level] = stream.segment();
+    sizeFieldSegment[level] = segment;
     sizeFieldPosition[level] = sizeField;
     bodyStart[level] = stream.written();
   }
 
+  private IllegalStateException tooDeep(int field) {
+    return new IllegalStateException("nesting too deep: field=" + field + " depth=" + depth
+        + " max=" + MAX_NESTING_DEPTH);
+  }
+
   /** Closes the innermost nested message, writes its size, and returns that size in bytes. */
   public int endNested() {
-    if (depth == 0) {
+    int level = depth;
+    if (level == 0) {
       throw new IllegalStateException("no nested message open");
     }
-    int level = depth--;
+    depth = level - 1;
     long length = stream.written() - bodyStart[level];
+    MemorySegment segment = sizeFieldSegment[level];
+    if (segment == null || length > ProtoWire.MAX_ONE_BYTE_MESSAGE_LENGTH) {
+      return endNestedSlow(level, segment, length);
+    }
+    sizeFieldSegment[level] = null;
+    stream.backfillSize(segment, sizeFieldPosition[level], (int) length, ProtoWire.MAX_ONE_BYTE_MESSAGE_LENGTH);
+    return (int) length;
+  }
+
+  /** endNested for a long message, or one whose size goes to a patch or nowhere. */
+  private int endNestedSlow(int level, MemorySegment segment, long length) {
     if (length > ProtoWire.MAX_MESSAGE_LENGTH) {
       throw new IllegalStateException("nested message too long: depth=" + level + " size=" + length
           + " max=" + ProtoWire.MAX_MESSAGE_LENGTH);
     }
     int size = (int) length;
-    MemorySegment segment = sizeFieldSegment[level];
-    sizeFieldSegment[level] = null;
     long position = sizeFieldPosition[level];
+    sizeFieldSegment[level] = null;
     if (segment != null) {
-      stream.backfillSize(segment, position, size, ProtoWire.MAX_ONE_BYTE_MESSAGE_LENGTH);
+      ProtoWire.writeRedundantVarInt(segment, position, size);
     } else if (position != DISCARDED) {
       patches.fill(position, size);
     }
     return size;
   }
 
-  /** Closes every open nested message (e.g. before the root message ends). */
+  /**
+   * Closes every open nested message, writing their sizes (and so filling their patch entries). A
+   * TraceWriter calls it when a packet ends, and before a new one if the last was left open.
+   */
   public void endAllNested() {
     while (depth > 0) {
       endNested();
@@ -184,7 +248,8 @@ public final class ProtoWriter {
    * Called by the owner of the ranges (the TraceWriter) before it hands back a chunk whose payload is
    * [payloadBegin, end) of segment: the size fields of open messages that lie there are moved to new
    * {@link PatchList} entries (chunk chunkId, offset from payloadBegin). Returns how many moved; if
-   * any, the chunk needs the needs-patching flag.
+   * any, the chunk needs the needs-patching flag. segment must be the very instance that was given
+   * to {@link ScatteredStreamWriter#reset} (e.g. the whole SMB, with the chunk as offsets in it).
    */
   public int redirectSizeFields(MemorySegment segment, long payloadBegin, long end, int chunkId) {
     int moved = 0;

@@ -63,17 +63,52 @@ public final class ScatteredStreamWriter {
 
   /** Writes value as a varint (unsigned 64-bit). */
   public void writeVarInt(long value) {
-    if (rangeEnd - writePtr >= ProtoWire.MAX_VARINT_SIZE) {
-      MemorySegment s = segment;
-      long p = writePtr;
-      while ((value & ~0x7FL) != 0) {
-        s.set(JAVA_BYTE, p++, (byte) (value | 0x80));
-        value >>>= 7;
-      }
-      s.set(JAVA_BYTE, p++, (byte) value);
-      writePtr = p;
+    long p = writePtr;
+    if ((value >>> 56) == 0 && rangeEnd - p >= Long.BYTES) {
+      // Up to 8 bytes: encode in a register and store once; the bytes past the varint get the
+      // encoding's zero high bytes, inside our range, and are overwritten by whatever comes next.
+      long encoded = encodeVarInt(value);
+      segment.set(ProtoWire.LONG_LE, p, encoded);
+      writePtr = p + encodedSize(encoded);
       return;
     }
+    writeVarIntSlow(value);
+  }
+
+  /**
+   * Writes one byte (e.g. a tag for a field below 16) and then value as a varint: the common
+   * "tag + small value" field in a single store.
+   */
+  public void writeByteAndVarInt(int first, long value) {
+    long p = writePtr;
+    if ((value >>> 49) == 0 && rangeEnd - p >= Long.BYTES) {
+      long encoded = encodeVarInt(value);
+      segment.set(ProtoWire.LONG_LE, p, (encoded << 8) | (first & 0xFF));
+      writePtr = p + 1 + encodedSize(encoded);
+      return;
+    }
+    writeByte(first);
+    writeVarInt(value);
+  }
+
+  /** The varint bytes of value (below 2^56), first byte lowest. */
+  private static long encodeVarInt(long value) {
+    long encoded = 0;
+    int shift = 0;
+    while (value >= 0x80) {
+      encoded |= ((value & 0x7F) | 0x80) << shift;
+      value >>>= 7;
+      shift += 8;
+    }
+    return encoded | (value << shift);
+  }
+
+  /** Number of bytes of an encoding from {@link #encodeVarInt}: up to its last non-zero byte. */
+  private static int encodedSize(long encoded) {
+    return Math.max(1, (71 - Long.numberOfLeadingZeros(encoded)) >>> 3);
+  }
+
+  private void writeVarIntSlow(long value) {
     while ((value & ~0x7FL) != 0) {
       writeByte((int) (value | 0x80));
       value >>>= 7;
@@ -139,16 +174,39 @@ public final class ScatteredStreamWriter {
    * short. size must not exceed a fresh range.
    */
   public long reserveBytes(int size) {
-    if (rangeEnd - writePtr < size) {
-      extend();
-      if (rangeEnd - writePtr < size) {
-        throw new IllegalStateException("new range too small to reserve: size=" + size
-            + " available=" + (rangeEnd - writePtr));
-      }
-    }
     long begin = writePtr;
-    writePtr += size;
+    if (rangeEnd - begin < size) {
+      begin = reserveInNewRange(size);
+    }
+    writePtr = begin + size;
     return begin;
+  }
+
+  private long reserveInNewRange(int size) {
+    extend();
+    if (rangeEnd - writePtr < size) {
+      throw new IllegalStateException("new range too small to reserve: size=" + size
+          + " available=" + (rangeEnd - writePtr));
+    }
+    return writePtr;
+  }
+
+  /**
+   * Writes a 1-byte tag (a field below 16) followed by 4 zeroed bytes for a size, and returns the
+   * offset of those 4 bytes in {@link #segment()}: the start of a nested message in one store when
+   * there is room, else the same through the general path.
+   */
+  public long writeTagAndReserveSize(int oneByteTag) {
+    long p = writePtr;
+    if (rangeEnd - p >= Long.BYTES) {
+      segment.set(ProtoWire.LONG_LE, p, oneByteTag & 0xFF); // tag, then zeros
+      writePtr = p + 1 + ProtoWire.MESSAGE_LENGTH_FIELD_SIZE;
+      return p + 1;
+    }
+    writeByte(oneByteTag);
+    long field = reserveBytes(ProtoWire.MESSAGE_LENGTH_FIELD_SIZE);
+    segment.set(ProtoWire.INT_LE, field, 0);
+    return field;
   }
 
   /** Moves the last size bytes written back by offset bytes, within the current range. */
@@ -175,12 +233,30 @@ public final class ScatteredStreamWriter {
         && fieldSegment == segment
         && fieldOffset >= rangeBegin
         && fieldOffset + ProtoWire.MESSAGE_LENGTH_FIELD_SIZE + size == writePtr) {
-      rewind(size, ProtoWire.BYTES_TO_COMPACT);
-      segment.set(JAVA_BYTE, fieldOffset, (byte) size);
+      compact(fieldOffset, size);
       return ProtoWire.BYTES_TO_COMPACT;
     }
     ProtoWire.writeRedundantVarInt(fieldSegment, fieldOffset, size);
     return 0;
+  }
+
+  /** Moves the size bytes after the 4-byte field at fieldOffset back by 3 and writes a 1-byte size. */
+  private void compact(long fieldOffset, int size) {
+    MemorySegment s = segment;
+    long body = fieldOffset + ProtoWire.MESSAGE_LENGTH_FIELD_SIZE;
+    long to = fieldOffset + 1;
+    long rounded = (size + 7) & ~7L;
+    if (body + rounded <= rangeEnd) {
+      // 8 bytes at a time, front to back: each store lands before the bytes still to be read. The
+      // last store may spill up to 7 stale bytes past the new end, inside our range.
+      for (long i = 0; i < rounded; i += Long.BYTES) {
+        s.set(ProtoWire.LONG_LE, to + i, s.get(ProtoWire.LONG_LE, body + i));
+      }
+    } else {
+      MemorySegment.copy(s, body, s, to, size);
+    }
+    s.set(JAVA_BYTE, fieldOffset, (byte) size);
+    writePtr -= ProtoWire.BYTES_TO_COMPACT;
   }
 
   /** The segment of the current range (MemorySegment.NULL before the first range). */

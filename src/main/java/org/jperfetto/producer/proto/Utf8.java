@@ -12,6 +12,9 @@ import java.lang.foreign.MemorySegment;
 final class Utf8 {
   private Utf8() {}
 
+  /** Bytes {@link #encode} may store past the end of the encoding (left stale inside the range). */
+  static final int SLACK = 3;
+
   /** Number of bytes s takes in UTF-8. */
   static int encodedLength(String s) {
     int n = s.length();
@@ -34,34 +37,49 @@ final class Utf8 {
 
   /** Writes the UTF-8 of s, which takes encodedLength bytes, to out. */
   static void write(ScatteredStreamWriter out, String s, int encodedLength) {
-    int n = s.length();
-    if (out.bytesAvailable() >= encodedLength) {
-      // Room for all of it: store straight into the segment.
-      MemorySegment seg = out.segment();
-      long p = out.writePtr();
-      for (int i = 0; i < n; ) {
-        char c = s.charAt(i);
-        if (c < 0x80) {
-          seg.set(JAVA_BYTE, p++, (byte) c);
-          i++;
-          continue;
-        }
-        long e = encodeAt(s, i);
-        for (int k = 0, len = byteCount(e); k < len; k++) {
-          seg.set(JAVA_BYTE, p++, (byte) (e >>> (8 * k)));
-        }
-        i += charCount(e);
-      }
-      out.setWritePtr(p);
+    if (out.bytesAvailable() >= encodedLength + SLACK) {
+      out.setWritePtr(encode(out.segment(), out.writePtr(), s));
       return;
     }
-    for (int i = 0; i < n; ) {
+    for (int i = 0, n = s.length(); i < n; ) {
       long e = encodeAt(s, i);
       for (int k = 0, len = byteCount(e); k < len; k++) {
         out.writeByte((int) (e >>> (8 * k)));
       }
       i += charCount(e);
     }
+  }
+
+  /**
+   * Encodes s at position p of seg and returns the end. The caller makes sure there is room for the
+   * UTF-8 of s (at most 3 bytes per char) plus {@link #SLACK} bytes: ASCII goes 8 chars per store,
+   * any other char as one 4-byte store of which its 1 to 4 bytes are kept.
+   */
+  static long encode(MemorySegment seg, long p, String s) {
+    int n = s.length();
+    int i = 0;
+    while (i < n) {
+      if (i + Long.BYTES <= n) {
+        long block = 0;
+        int or = 0;
+        for (int k = 0; k < Long.BYTES; k++) {
+          char c = s.charAt(i + k);
+          or |= c;
+          block |= (long) c << (8 * k);
+        }
+        if (or < 0x80) {
+          seg.set(ProtoWire.LONG_LE, p, block);
+          p += Long.BYTES;
+          i += Long.BYTES;
+          continue;
+        }
+      }
+      long e = encodeAt(s, i);
+      seg.set(ProtoWire.INT_LE, p, (int) e); // 4 bytes stored, byteCount of them kept
+      p += byteCount(e);
+      i += charCount(e);
+    }
+    return p;
   }
 
   /**

@@ -200,4 +200,17 @@ class FrameReaderTest {
     direct.flip().get(out);
     assertArrayEquals(Frames.encode(bind(5, "x")), out);
   }
+
+  @Test
+  void aSinkMayCloseTheReaderMidRead() {
+    byte[] three = concat(bind(1, "a"), bind(2, "b"), bind(3, "c"));
+    assertFalse(reader.feed(three, 0, three.length, 11, (f, d) -> {
+      frames.add(f);
+      reader.close();
+    }));
+    assertEquals(List.of(bind(1, "a")), frames); // the rest is dropped with the reader
+    assertEquals(List.of(11), closedFds);
+    assertEquals(FrameReader.FailureKind.CLOSED, reader.failure().kind());
+    assertEquals(0, reader.receiveSpace());
+  }
 }

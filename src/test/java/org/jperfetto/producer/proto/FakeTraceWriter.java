@@ -8,6 +8,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
 
 /**
@@ -45,37 +46,72 @@ final class FakeTraceWriter implements ScatteredStreamWriter.Delegate {
   final ScatteredStreamWriter stream = new ScatteredStreamWriter(this);
   final PatchList patches = new PatchList(2);
   final ProtoWriter writer = new ProtoWriter(stream, patches);
+  /** Whether each packet begun was lost because no chunk was free. */
+  final List<Boolean> dropped = new ArrayList<>();
   private final IntSupplier chunkSizes;
+  private final BooleanSupplier chunkFree;
+  private final MemorySegment garbage = MemorySegment.ofArray(new byte[1024]);
   private Chunk current;
   final PacketFragment fragment = new PacketFragment(stream);
   private boolean fragmenting;
+  private boolean dropping;
 
   /** chunkSizes gives each new chunk's payload size (at least 16 bytes). */
   FakeTraceWriter(IntSupplier chunkSizes) {
+    this(chunkSizes, () -> true);
+  }
+
+  /** chunkFree says whether the SMB has a chunk to give when one is asked for. */
+  FakeTraceWriter(IntSupplier chunkSizes, BooleanSupplier chunkFree) {
     this.chunkSizes = chunkSizes;
+    this.chunkFree = chunkFree;
   }
 
   ProtoWriter beginPacket() {
     fragmenting = false;
-    if (stream.bytesAvailable() < HEADER + 8) {
-      stream.extend();
+    if (dropping || stream.bytesAvailable() < HEADER + 8) {
+      stream.extend(); // while dropping, every new packet tries for a chunk again
     }
-    writer.reset();
+    writer.endAllNested();
     fragment.begin();
     fragmenting = true;
-    current.packets++;
+    dropped.add(dropping);
+    if (!dropping) {
+      current.packets++;
+    }
     return writer;
   }
 
   void endPacket() {
     writer.endAllNested();
-    fragment.end();
+    if (fragment.isOpen()) {
+      fragment.end();
+    }
     fragmenting = false;
     sendPatchedFront();
   }
 
   @Override
   public void getNewBuffer(ScatteredStreamWriter w) {
+    if (fragmenting && dropping) {
+      w.reset(garbage, 0, garbage.byteSize()); // the rest of a lost packet goes round the garbage
+      return;
+    }
+    if (!chunkFree.getAsBoolean()) {
+      if (fragmenting && current != null) {
+        // The packet is lost: mark its fragment so the service drops it, and its open sizes in this
+        // chunk are written nowhere (those already in patches are still filled and sent).
+        fragment.endAsDropped();
+        writer.discardSizeFields(current.payload, 0, current.payload.byteSize());
+        dropped.set(dropped.size() - 1, true);
+      }
+      sendPatchedFront();
+      current = null;
+      dropping = true;
+      w.reset(garbage, 0, garbage.byteSize());
+      return;
+    }
+    dropping = false;
     if (current != null && fragmenting) {
       current.flags |= LAST_CONTINUES_ON_NEXT;
       fragment.endAtChunkBoundary();
@@ -127,6 +163,11 @@ final class FakeTraceWriter implements ScatteredStreamWriter.Delegate {
           n++;
         } while ((b & 0x80) != 0 && n < HEADER);
         assertEquals(0, b & 0x80, "fragment size longer than 4 bytes in chunk " + c.id);
+        if (size == ProtoWire.MAX_MESSAGE_LENGTH) {
+          assertEquals(c.packets - 1, k, "drop marker not last in chunk " + c.id);
+          pending = null; // the service throws the whole packet away
+          break;
+        }
         fragments.add(new Fragment(c.id, size, n));
         byte[] data = c.payload.asSlice(p, size).toArray(ValueLayout.JAVA_BYTE);
         p += size;

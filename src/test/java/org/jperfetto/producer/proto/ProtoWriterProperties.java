@@ -58,6 +58,33 @@ class ProtoWriterProperties {
     }
   }
 
+  @Property(tries = 200)
+  void packetsCaughtWithoutAFreeChunkAreDroppedAndTheRestSurvive(
+      @ForAll("packets") @Size(min = 1, max = 8) List<List<ProtoTree>> packets,
+      @ForAll @IntRange(min = 16, max = 64) int maxChunk, @ForAll @IntRange(min = 30, max = 95) int freePercent,
+      @ForAll long seed) {
+    Random random = new Random(seed);
+    FakeTraceWriter tw = new FakeTraceWriter(() -> 16 + random.nextInt(maxChunk - 15),
+        () -> random.nextInt(100) < freePercent);
+    for (List<ProtoTree> packet : packets) {
+      ProtoTree.write(tw.beginPacket(), packet);
+      tw.endPacket();
+    }
+    List<byte[]> out = tw.reassemble();
+    List<List<ProtoTree>> kept = new ArrayList<>();
+    for (int i = 0; i < packets.size(); i++) {
+      if (!tw.dropped.get(i)) {
+        kept.add(packets.get(i));
+      }
+    }
+    Statistics.label("some dropped").collect(kept.size() < packets.size());
+    assertEquals(kept.size(), out.size(), "packets kept");
+    for (int i = 0; i < kept.size(); i++) {
+      ProtoTree.assertParsesTo(kept.get(i), out.get(i));
+    }
+    Statistics.label("some dropped").coverage(c -> c.check(true).percentage(p -> p > 20));
+  }
+
   @Property(tries = 300)
   void oneBigChunkNeedsNoPatchAndCompactsShortSizes(
       @ForAll("packets") @Size(min = 1, max = 6) List<List<ProtoTree>> packets) {

@@ -118,7 +118,9 @@ class ProtoWriterTest {
   static final List<String> TRICKY = List.of(
       "", "a", "ref_slice", "é", "ÿ", "\u0100", "\u07ff", "\u0800", "€", "\uffff", "日本語テキスト",
       "😀", "a😀b", "\ud83d", "\ude00", "x\ud83dy", "\ude00\ud83d", "\ud83d\ud83d\ude00", "end\ud83d",
-      "Grüße, Jürgen ❤ 𝄞", "0123456789".repeat(30));
+      "Grüße, Jürgen ❤ 𝄞", "0123456789".repeat(30),
+      // one-pass path (<= 127 chars): UTF-8 of 127 bytes (1-byte length), 128 and 381 (2-byte length)
+      "é".repeat(63) + "a", "é".repeat(64), "日".repeat(127), "😀".repeat(63) + "x", "ascii!!".repeat(18));
 
   @ParameterizedTest
   @ValueSource(ints = {1, 5, 4096})

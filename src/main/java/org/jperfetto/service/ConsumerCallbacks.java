@@ -1,0 +1,31 @@
+package org.jperfetto.service;
+
+import java.util.List;
+import org.jperfetto.protos.ReadBuffersResponse;
+
+/**
+ * What the service tells a consumer. Called on the service thread; implementations must not
+ * block.
+ */
+public interface ConsumerCallbacks {
+  /**
+   * The session ended: stopped (error empty) or refused/failed (error says why). Upstream's
+   * EnableTracing reply is deferred until this moment and carries disabled=true and the error;
+   * the IPC adapter replies from here.
+   */
+  void onTracingDisabled(String error);
+
+  /**
+   * One batch of trace data from ReadBuffers: packets cut in slices of at most
+   * {@link TracingService#MAX_SLICE_SIZE} bytes, the last of each packet with
+   * last_slice_for_packet. A batch holds about {@link TracingService#READ_BATCH_BYTES}; hasMore
+   * is false on the last batch of a read (which may be empty).
+   */
+  void onTraceData(List<ReadBuffersResponse.Slice> slices, boolean hasMore);
+
+  /** Observable events the consumer asked for with observeEvents. */
+  default void onObservableEvents(org.jperfetto.protos.ObservableEvents events) {}
+
+  /** The outcome of cloneSession: on success error is empty and the uuid is the clone's. */
+  default void onSessionCloned(boolean success, String error, long uuidMsb, long uuidLsb) {}
+}

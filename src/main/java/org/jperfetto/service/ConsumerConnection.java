@@ -1,0 +1,147 @@
+package org.jperfetto.service;
+
+import java.util.Optional;
+import java.util.function.Consumer;
+import org.jperfetto.protos.TraceConfig;
+import org.jperfetto.protos.TraceStats;
+
+/** The service's side of one connected consumer: at most one tracing session at a time. */
+final class ConsumerConnection implements ConsumerEndpoint {
+  private final TracingService service;
+  final int uid;
+  final ConsumerCallbacks callbacks;
+  TracingSession session;
+  /** ObserveEvents mask: bits of 1 << ObservableEvents.Type. */
+  int observedEvents;
+  private boolean connected = true;
+
+  ConsumerConnection(TracingService service, int uid, ConsumerCallbacks callbacks) {
+    this.service = service;
+    this.uid = uid;
+    this.callbacks = callbacks;
+  }
+
+  @Override
+  public String enableTracing(TraceConfig config, Optional<TraceFileSink> fileSink) {
+    service.checkThread();
+    String error = connected ? service.enableTracing(this, config, fileSink) : "consumer disconnected";
+    if (!error.isEmpty()) {
+      callbacks.onTracingDisabled(error);
+    }
+    return error;
+  }
+
+  @Override
+  public void startTracing() {
+    service.checkThread();
+    if (session != null) {
+      service.startTracing(session);
+    }
+  }
+
+  @Override
+  public String changeTraceConfig(TraceConfig config) {
+    service.checkThread();
+    return session == null ? "no tracing session to change" : service.changeTraceConfig(session, config);
+  }
+
+  @Override
+  public String detach(String key) {
+    service.checkThread();
+    if (session == null) {
+      return "no tracing session to detach";
+    }
+    return service.detach(this, key);
+  }
+
+  @Override
+  public Optional<TraceConfig> attach(String key) {
+    service.checkThread();
+    return connected ? service.attach(this, key) : Optional.empty();
+  }
+
+  @Override
+  public void observeEvents(int eventsMask) {
+    service.checkThread();
+    service.observeEvents(this, eventsMask);
+  }
+
+  @Override
+  public org.jperfetto.protos.TracingServiceState queryServiceState(boolean sessionsOnly) {
+    service.checkThread();
+    return service.queryServiceState(uid, sessionsOnly);
+  }
+
+  @Override
+  public org.jperfetto.protos.TracingServiceCapabilities queryCapabilities() {
+    service.checkThread();
+    return TracingService.capabilities();
+  }
+
+  @Override
+  public org.jperfetto.protos.SaveTraceForBugreportResponse saveTraceForBugreport() {
+    service.checkThread();
+    return org.jperfetto.protos.SaveTraceForBugreportResponse.newBuilder().setSuccess(false)
+        .setMsg("SaveTraceForBugreport is not supported by this service").build();
+  }
+
+  @Override
+  public void cloneSession(long sessionId, String uniqueSessionName) {
+    service.checkThread();
+    service.cloneSession(this, sessionId, uniqueSessionName);
+  }
+
+  @Override
+  public void disableTracing() {
+    service.checkThread();
+    if (session != null) {
+      service.disableTracing(session);
+    }
+  }
+
+  @Override
+  public void flush(long timeoutMs, Consumer<Boolean> done) {
+    service.checkThread();
+    if (session == null) {
+      done.accept(false);
+      return;
+    }
+    service.flush(session, timeoutMs, done);
+  }
+
+  @Override
+  public void readBuffers() {
+    service.checkThread();
+    if (session == null) {
+      callbacks.onTraceData(java.util.List.of(), false);
+      return;
+    }
+    service.readBuffers(session);
+  }
+
+  @Override
+  public void freeBuffers() {
+    service.checkThread();
+    if (session != null) {
+      service.freeSession(session);
+    }
+  }
+
+  @Override
+  public TraceStats traceStats() {
+    service.checkThread();
+    return service.traceStats(session);
+  }
+
+  @Override
+  public void disconnect() {
+    service.checkThread();
+    if (connected) {
+      connected = false;
+      if (session != null) {
+        service.freeSession(session);
+      }
+      service.removeConsumer(this);
+    }
+  }
+}

@@ -1,0 +1,27 @@
+package org.jperfetto.service;
+
+import org.jperfetto.protos.DataSourceConfig;
+import org.jperfetto.protos.DataSourceDescriptor;
+
+/** One data source of one producer set up for one tracing session. */
+final class DataSourceInstance {
+  enum State { CONFIGURED, STARTING, STARTED, STOPPING, STOPPED }
+
+  final long instanceId;
+  final int producerId;
+  final DataSourceConfig config;
+  final DataSourceDescriptor descriptor;
+  State state = State.CONFIGURED;
+
+  DataSourceInstance(long instanceId, int producerId, DataSourceConfig config,
+      DataSourceDescriptor descriptor) {
+    this.instanceId = instanceId;
+    this.producerId = producerId;
+    this.config = config;
+    this.descriptor = descriptor;
+  }
+
+  String name() {
+    return descriptor.getName();
+  }
+}

@@ -1,0 +1,357 @@
+package org.jperfetto.service;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.jperfetto.abi.ChunkHeader;
+import org.jperfetto.abi.ChunkReadResult;
+import org.jperfetto.abi.SharedMemoryAbi;
+import org.jperfetto.abi.UntrustedChunkReader;
+import org.jperfetto.protos.CommitDataRequest;
+import org.jperfetto.protos.DataSourceDescriptor;
+import org.jperfetto.service.buffer.Patch;
+
+/**
+ * The service's side of one connected producer (upstream's ProducerEndpointImpl): its SMB, the
+ * writers it registered and the buffers it may write into. Trust: id, identity and the SMB's
+ * geometry are the service's; every request field and every SMB byte is the producer's.
+ */
+final class ProducerConnection implements ProducerEndpoint {
+  private static final System.Logger LOG = System.getLogger(ProducerConnection.class.getName());
+
+  /** ABI violations after which the producer is considered hostile and dropped. */
+  static final int MAX_ABI_VIOLATIONS = 256;
+  /** Largest chunk a producer may pass inline in CommitData (ChunksToMove.data). */
+  static final int MAX_INLINE_CHUNK_SIZE = SharedMemoryAbi.MAX_PAGE_SIZE - 8;
+
+  private final TracingService service;
+  final int id;
+  final ClientIdentity identity;
+  final String name;
+  final String sdkVersion;
+  final ProducerCallbacks callbacks;
+  final long smbSizeHint;
+  final long pageSizeHint;
+
+  private SharedMemory smb;
+  private SharedMemoryAbi abi;
+  private UntrustedChunkReader reader;
+  private boolean providedByProducer;
+  /** writer id -> the buffer it registered for. */
+  private final Map<Integer, Integer> writers = new HashMap<>();
+  /** buffer id -> number of this producer's data source instances writing into it. */
+  private final Map<Integer, Integer> allowedBuffers = new HashMap<>();
+  private boolean connected = true;
+  private long abiViolations;
+  private long triggersActivated;
+
+  ProducerConnection(TracingService service, int id, ClientIdentity identity, String name,
+      String sdkVersion, ProducerCallbacks callbacks, long smbSizeHint, long pageSizeHint) {
+    this.service = service;
+    this.id = id;
+    this.identity = identity;
+    this.name = name;
+    this.sdkVersion = sdkVersion;
+    this.callbacks = callbacks;
+    this.smbSizeHint = smbSizeHint;
+    this.pageSizeHint = pageSizeHint;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // SMB
+
+  void setupSharedMemory(SharedMemory memory, int pageSize, boolean byProducer) {
+    smb = memory;
+    abi = new SharedMemoryAbi(memory.segment(), pageSize);
+    reader = new UntrustedChunkReader(abi);
+    providedByProducer = byProducer;
+    callbacks.setupTracing(memory, pageSize / 1024);
+  }
+
+  boolean hasSharedMemory() {
+    return smb != null;
+  }
+
+  @Override
+  public Optional<SharedMemory> sharedMemory() {
+    return Optional.ofNullable(smb);
+  }
+
+  @Override
+  public int producerId() {
+    return id;
+  }
+
+  @Override
+  public boolean usingProducerProvidedSmb() {
+    return providedByProducer;
+  }
+
+  @Override
+  public boolean directSmbPatchingSupported() {
+    return true;
+  }
+
+  boolean isConnected() {
+    return connected;
+  }
+
+  long abiViolations() {
+    return abiViolations;
+  }
+
+  long triggersActivated() {
+    return triggersActivated;
+  }
+
+  UntrustedChunkReader reader() {
+    return reader;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Buffers this producer may write into
+
+  void allowTargetBuffer(int bufferId) {
+    allowedBuffers.merge(bufferId, 1, Integer::sum);
+  }
+
+  void disallowTargetBuffer(int bufferId) {
+    allowedBuffers.computeIfPresent(bufferId, (k, n) -> n > 1 ? n - 1 : null);
+  }
+
+  boolean isAllowedTargetBuffer(int bufferId) {
+    return allowedBuffers.containsKey(bufferId);
+  }
+
+  Integer bufferForWriter(int writerId) {
+    return writers.get(writerId);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The producer port
+
+  @Override
+  public String registerDataSource(DataSourceDescriptor descriptor) {
+    service.checkThread();
+    if (!connected) {
+      return "producer disconnected";
+    }
+    return service.registerDataSource(this, descriptor);
+  }
+
+  @Override
+  public void unregisterDataSource(String dataSourceName) {
+    service.checkThread();
+    if (connected) {
+      service.unregisterDataSource(this, dataSourceName);
+    }
+  }
+
+  @Override
+  public void updateDataSource(DataSourceDescriptor descriptor) {
+    service.checkThread();
+    if (connected) {
+      service.updateDataSource(this, descriptor);
+    }
+  }
+
+  @Override
+  public void commitData(CommitDataRequest request, Runnable ack) {
+    service.checkThread();
+    if (!connected) {
+      return;
+    }
+    for (CommitDataRequest.ChunksToMove move : request.getChunksToMoveList()) {
+      if (move.hasData()) {
+        moveInlineChunk(move);
+      } else if (reader != null) {
+        moveChunk(move);
+      } else {
+        service.countDiscardedChunk(); // committed before any SMB was set up
+      }
+    }
+    for (CommitDataRequest.ChunkToPatch patch : request.getChunksToPatchList()) {
+      applyPatches(patch);
+    }
+    if (request.getFlushRequestId() != 0) {
+      service.notifyFlushDone(this, request.getFlushRequestId());
+    }
+    if (ack != null) {
+      ack.run();
+    }
+    checkViolations();
+  }
+
+  private void moveChunk(CommitDataRequest.ChunksToMove move) {
+    ChunkReadResult r = reader.acquireCommitted(move.getPage(), move.getChunk());
+    if (r != ChunkReadResult.OK) {
+      if (r.isAbiViolation()) {
+        violation("chunk not movable: page=" + Integer.toUnsignedString(move.getPage()) + " chunk="
+            + Integer.toUnsignedString(move.getChunk()) + " " + r);
+      }
+      return;
+    }
+    try {
+      copyIfAllowed(reader.writerId(), reader.chunkId(), move.getTargetBuffer(),
+          reader.packetCount(), reader.flags(), true, smb.segment(), reader.payloadOffset(),
+          reader.payloadSize());
+    } finally {
+      if (reader.releaseAsFree() != ChunkReadResult.OK) {
+        violation("chunk changed while being read: page=" + move.getPage() + " chunk=" + move.getChunk());
+      }
+    }
+  }
+
+  /** A chunk sent in the request itself (producers without a shared SMB): header + payload. */
+  private void moveInlineChunk(CommitDataRequest.ChunksToMove move) {
+    byte[] data = move.getData().toByteArray();
+    if (data.length < ChunkHeader.SIZE || data.length > MAX_INLINE_CHUNK_SIZE) {
+      violation("inline chunk size out of range: size=" + data.length);
+      return;
+    }
+    MemorySegment seg = MemorySegment.ofArray(data);
+    int chunkId = seg.get(ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN), 0);
+    int writerId = Short.toUnsignedInt(seg.get(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN), 4));
+    short packets = seg.get(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN), 6);
+    if (writerId == 0 || writerId > ChunkHeader.MAX_WRITER_ID) {
+      violation("inline chunk with bad writer id: writer=" + writerId);
+      return;
+    }
+    copyIfAllowed(writerId, chunkId, move.getTargetBuffer(), ChunkHeader.packetCount(packets),
+        ChunkHeader.packetFlags(packets), !move.getChunkIncomplete(), seg, ChunkHeader.SIZE,
+        data.length - ChunkHeader.SIZE);
+  }
+
+  private void copyIfAllowed(int writerId, int chunkId, int bufferId, int packetCount, int flags,
+      boolean complete, MemorySegment src, long offset, long size) {
+    String refused = service.copyChunk(this, writerId, chunkId, bufferId, packetCount, flags,
+        complete, src, offset, size);
+    if (refused != null) {
+      violation(refused);
+    }
+  }
+
+  private void applyPatches(CommitDataRequest.ChunkToPatch chunk) {
+    int writerId = chunk.getWriterId();
+    if (writerId == 0 || Integer.compareUnsigned(writerId, ChunkHeader.MAX_WRITER_ID) > 0) {
+      service.countDiscardedPatches(chunk.getPatchesCount());
+      return;
+    }
+    List<Patch> patches = new ArrayList<>(chunk.getPatchesCount());
+    for (CommitDataRequest.ChunkToPatch.Patch p : chunk.getPatchesList()) {
+      patches.add(new Patch(Integer.toUnsignedLong(p.getOffset()), p.getData().toByteArray()));
+    }
+    service.patchChunk(this, chunk.getTargetBuffer(), writerId, chunk.getChunkId(), patches,
+        chunk.getHasMorePatches());
+  }
+
+  /**
+   * Flush/stop/disconnect: copies chunks of registered writers that are complete but not yet
+   * committed, or being written with finished fragments, without changing their state.
+   */
+  void scrapeSharedMemory() {
+    if (reader == null) {
+      return;
+    }
+    MemorySegment seg = smb.segment();
+    for (int page = 0; page < abi.numPages(); page++) {
+      int bitmap = abi.headerBitmap(page);
+      for (int chunks = UntrustedChunkReader.scrapableChunks(bitmap); chunks != 0; chunks &= chunks - 1) {
+        int idx = Integer.numberOfTrailingZeros(chunks);
+        if (reader.scrape(page, bitmap, idx) != ChunkReadResult.OK) {
+          continue;
+        }
+        Integer buffer = writers.get(reader.writerId());
+        if (buffer == null || !isAllowedTargetBuffer(buffer)) {
+          continue; // where this writer's data goes is known only for registered writers
+        }
+        service.copyChunk(this, reader.writerId(), reader.chunkId(), buffer, reader.packetCount(),
+            reader.flags(), reader.complete(), seg, reader.payloadOffset(), reader.payloadSize());
+      }
+    }
+  }
+
+  @Override
+  public void registerTraceWriter(int writerId, int targetBuffer) {
+    service.checkThread();
+    if (connected && writerId > 0 && writerId <= ChunkHeader.MAX_WRITER_ID) {
+      writers.put(writerId, targetBuffer);
+    }
+  }
+
+  @Override
+  public void unregisterTraceWriter(int writerId) {
+    service.checkThread();
+    writers.remove(writerId);
+  }
+
+  @Override
+  public void notifyDataSourceStarted(long instanceId) {
+    service.checkThread();
+    if (connected) {
+      service.notifyDataSourceStarted(this, instanceId);
+    }
+  }
+
+  @Override
+  public void notifyDataSourceStopped(long instanceId) {
+    service.checkThread();
+    if (connected) {
+      service.notifyDataSourceStopped(this, instanceId);
+    }
+  }
+
+  @Override
+  public void activateTriggers(List<String> triggerNames) {
+    service.checkThread();
+    if (!connected) {
+      return;
+    }
+    triggersActivated += triggerNames.size();
+    service.activateTriggers(this, triggerNames);
+  }
+
+  @Override
+  public void sync(Runnable done) {
+    service.checkThread();
+    // Every command to the producer is a direct callback on this thread: all are out already.
+    done.run();
+  }
+
+  @Override
+  public void disconnect() {
+    service.checkThread();
+    if (connected) {
+      service.disconnectProducer(this, null);
+    }
+  }
+
+  /** Marks the connection gone and frees the SMB (called by the service once it is unlinked). */
+  void markDisconnected() {
+    connected = false;
+    writers.clear();
+    allowedBuffers.clear();
+    if (smb != null) {
+      smb.close();
+    }
+  }
+
+  private void violation(String what) {
+    abiViolations++;
+    service.countAbiViolation();
+    if (abiViolations <= 4) {
+      LOG.log(System.Logger.Level.WARNING, "producer {0} \"{1}\": {2}", id, name, what);
+    }
+  }
+
+  private void checkViolations() {
+    if (connected && abiViolations > MAX_ABI_VIOLATIONS) {
+      service.disconnectProducer(this, "too many ABI violations: producer=" + id + " violations="
+          + abiViolations);
+    }
+  }
+}

@@ -1,0 +1,58 @@
+package org.jperfetto.service;
+
+import java.util.List;
+import org.jperfetto.protos.CommitDataRequest;
+import org.jperfetto.protos.DataSourceDescriptor;
+
+/**
+ * The producer port as Java calls: what a connected producer asks of the service. Every method
+ * must be called on the service's {@link TaskRunner} thread. Everything passed in is untrusted.
+ */
+public interface ProducerEndpoint {
+  /** The service's id for this producer (1..65535), unique among connected producers. */
+  int producerId();
+
+  /** InitializeConnectionResponse.using_shmem_provided_by_producer. */
+  boolean usingProducerProvidedSmb();
+
+  /** InitializeConnectionResponse.direct_smb_patching_supported. */
+  boolean directSmbPatchingSupported();
+
+  /** The SMB in use, if already set up (created at the first data source setup). */
+  java.util.Optional<SharedMemory> sharedMemory();
+
+  /** Registers a data source; returns "" or why it was refused (empty name, duplicate id). */
+  String registerDataSource(DataSourceDescriptor descriptor);
+
+  /** Unregisters a data source by name, stopping its instances. */
+  void unregisterDataSource(String name);
+
+  /** Replaces the descriptor of a registered data source (matched by id, else by name). */
+  void updateDataSource(DataSourceDescriptor descriptor);
+
+  /**
+   * Moves the chunks named by the request from the SMB into their trace buffers, applies the
+   * patches and acknowledges flush_request_id; then runs ack (the CommitData reply).
+   */
+  void commitData(CommitDataRequest request, Runnable ack);
+
+  /** Binds a writer to a trace buffer (the service-wide id from setup_data_source). */
+  void registerTraceWriter(int writerId, int targetBuffer);
+
+  void unregisterTraceWriter(int writerId);
+
+  /** For descriptors with will_notify_on_start. */
+  void notifyDataSourceStarted(long instanceId);
+
+  /** For descriptors with will_notify_on_stop. */
+  void notifyDataSourceStopped(long instanceId);
+
+  /** Triggers named by the producer (recorded; trigger configs are not handled yet). */
+  void activateTriggers(List<String> triggerNames);
+
+  /** Runs done once every command sent to this producer before has been posted. */
+  void sync(Runnable done);
+
+  /** The producer went away: its SMB is scraped, its data sources stop, its state is freed. */
+  void disconnect();
+}

@@ -1,0 +1,152 @@
+package org.jperfetto.service;
+
+import com.google.protobuf.ByteString;
+import com.google.protobuf.Descriptors.FieldDescriptor;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.ZoneId;
+import java.time.ZonedDateTime;
+import java.util.List;
+import org.jperfetto.protos.ClockSnapshot;
+import org.jperfetto.protos.SystemInfo;
+import org.jperfetto.protos.TraceConfig;
+import org.jperfetto.protos.TracePacket;
+import org.jperfetto.protos.TraceStats;
+import org.jperfetto.protos.TraceUuid;
+import org.jperfetto.protos.TracingServiceEvent;
+import org.jperfetto.protos.Utsname;
+
+/**
+ * The packets the service itself writes into a trace, each on the service's sequence
+ * (trusted_packet_sequence_id 1) with the service's uid.
+ */
+final class ServicePackets {
+  /** synchronization_marker bytes (upstream's kSyncMarker: lets readers resync a cut stream). */
+  static final byte[] SYNC_MARKER = {(byte) 0x82, 0x47, 0x7a, 0x76, (byte) 0xb2, (byte) 0x8d,
+      0x42, (byte) 0xba, (byte) 0x81, (byte) 0xdc, 0x33, 0x32, 0x6d, 0x57, (byte) 0xa0, 0x79};
+
+  static final String SERVICE_VERSION = "jperfetto";
+
+  private final int serviceUid;
+  private final ClockSource clocks;
+
+  ServicePackets(int serviceUid, ClockSource clocks) {
+    this.serviceUid = serviceUid;
+    this.clocks = clocks;
+  }
+
+  private TracePacket.Builder packet() {
+    return TracePacket.newBuilder().setTrustedUid(serviceUid)
+        .setTrustedPacketSequenceId(TracingService.SERVICE_SEQUENCE_ID);
+  }
+
+  private TracePacket.Builder timestamped(long ts) {
+    TracePacket.Builder b = packet().setTimestamp(ts);
+    if (clocks.traceClockId() != ClockSource.BUILTIN_CLOCK_BOOTTIME) {
+      b.setTimestampClockId(clocks.traceClockId());
+    }
+    return b;
+  }
+
+  byte[] syncMarker() {
+    return packet().setSynchronizationMarker(ByteString.copyFrom(SYNC_MARKER)).build().toByteArray();
+  }
+
+  byte[] traceConfig(TraceConfig config) {
+    return packet().setTraceConfig(config).build().toByteArray();
+  }
+
+  byte[] traceUuid(long msb, long lsb) {
+    return packet().setTraceUuid(TraceUuid.newBuilder().setMsb(msb).setLsb(lsb)).build().toByteArray();
+  }
+
+  byte[] clockSnapshot(List<ClockSource.Reading> readings) {
+    ClockSnapshot.Builder cs = ClockSnapshot.newBuilder();
+    for (ClockSource.Reading r : readings) {
+      cs.addClocks(ClockSnapshot.Clock.newBuilder().setClockId(r.clockId()).setTimestamp(r.timestampNs()));
+    }
+    // Upstream leaves primary_trace_clock unset when it is BOOTTIME (the default).
+    if (clocks.traceClockId() != ClockSource.BUILTIN_CLOCK_BOOTTIME) {
+      org.jperfetto.protos.BuiltinClock primary =
+          org.jperfetto.protos.BuiltinClock.forNumber(clocks.traceClockId());
+      if (primary != null) {
+        cs.setPrimaryTraceClock(primary);
+      }
+    }
+    return packet().setClockSnapshot(cs).build().toByteArray();
+  }
+
+  byte[] lifecycleEvent(TracingSession.LifecycleEvent event) {
+    FieldDescriptor field = TracingServiceEvent.getDescriptor().findFieldByNumber(event.fieldNumber());
+    TracingServiceEvent.Builder e = TracingServiceEvent.newBuilder();
+    e.setField(field, field.getJavaType() == FieldDescriptor.JavaType.BOOLEAN ? (Object) true : 0);
+    return timestamped(event.timestampNs()).setServiceEvent(e).build().toByteArray();
+  }
+
+  byte[] trigger(TracingSession.ReceivedTrigger t) {
+    return timestamped(t.timestampNs()).setTrigger(org.jperfetto.protos.Trigger.newBuilder()
+        .setTriggerName(t.name()).setProducerName(t.producerName())
+        .setTrustedProducerUid(t.producerUid()).setStopDelayMs(t.stopDelayMs())).build().toByteArray();
+  }
+
+  /** A TracePacket carrying deflated packets (compressed_packets, field 50). */
+  byte[] compressed(byte[] deflated) {
+    return packet().setCompressedPackets(ByteString.copyFrom(deflated)).build().toByteArray();
+  }
+
+  byte[] traceStats(TraceStats stats) {
+    return timestamped(clocks.now()).setTraceStats(stats).build().toByteArray();
+  }
+
+  byte[] systemInfo() {
+    SystemInfo.Builder info = SystemInfo.newBuilder().setTracingServiceVersion(SERVICE_VERSION);
+    Utsname.Builder uts = Utsname.newBuilder()
+        .setSysname(procOr("/proc/sys/kernel/ostype", System.getProperty("os.name", "")))
+        .setRelease(procOr("/proc/sys/kernel/osrelease", System.getProperty("os.version", "")))
+        .setVersion(procOr("/proc/sys/kernel/version", ""))
+        .setMachine(machine());
+    info.setUtsname(uts);
+    info.setPageSize(4096);
+    info.setNumCpus(Runtime.getRuntime().availableProcessors());
+    info.setTimezoneOffMins(ZonedDateTime.now(ZoneId.systemDefault()).getOffset().getTotalSeconds() / 60);
+    long ram = memTotalBytes();
+    if (ram > 0) {
+      info.setSystemRamBytes(ram);
+    }
+    return packet().setSystemInfo(info).build().toByteArray();
+  }
+
+  /** uname's machine from the JDK's arch name. */
+  private static String machine() {
+    String arch = System.getProperty("os.arch", "");
+    return switch (arch) {
+      case "amd64" -> "x86_64";
+      case "x86" -> "i686";
+      default -> arch;
+    };
+  }
+
+  private static String procOr(String path, String fallback) {
+    try {
+      return Files.readString(Path.of(path), StandardCharsets.UTF_8).strip();
+    } catch (IOException | RuntimeException e) {
+      return fallback;
+    }
+  }
+
+  private static long memTotalBytes() {
+    try {
+      for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
+        if (line.startsWith("MemTotal:")) {
+          String[] parts = line.substring(9).trim().split("\\s+");
+          return Long.parseLong(parts[0]) * 1024;
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      // no RAM figure then
+    }
+    return 0;
+  }
+}

@@ -1,0 +1,1313 @@
+package org.jperfetto.service;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.function.Consumer;
+import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
+import org.jperfetto.protos.DataSourceConfig;
+import org.jperfetto.protos.DataSourceDescriptor;
+import org.jperfetto.protos.ObservableEvents;
+import org.jperfetto.protos.TraceConfig;
+import org.jperfetto.protos.TraceStats;
+import org.jperfetto.protos.TracingServiceCapabilities;
+import org.jperfetto.protos.TracingServiceEvent;
+import org.jperfetto.protos.TracingServiceState;
+import org.jperfetto.service.buffer.BufferedPacket;
+import org.jperfetto.service.buffer.OverwritePolicy;
+import org.jperfetto.service.buffer.Patch;
+import org.jperfetto.service.buffer.TraceBuffer;
+
+/**
+ * The tracing service core (upstream's TracingServiceImpl): producers and their data sources,
+ * consumers and their tracing sessions, the trace buffers, and moving chunks from producers'
+ * SMBs into those buffers. Transport-free: the socket host (service.ipc) and in-process users
+ * drive it through {@link ProducerEndpoint} and {@link ConsumerEndpoint}.
+ *
+ * <p>Single-threaded: every method of the service and of its endpoints must run on the
+ * {@link TaskRunner} given at construction (checked; calling from elsewhere throws
+ * IllegalStateException). Timers (duration_ms, flush and stop timeouts) are posted on it too.
+ */
+public final class TracingService {
+  private static final System.Logger LOG = System.getLogger(TracingService.class.getName());
+
+  /** Largest ReadBuffersResponse slice (upstream kMaxTracePacketSliceSize: 128 KiB - 512). */
+  public static final int MAX_SLICE_SIZE = 128 * 1024 - 512;
+  /** About this many bytes of slices per {@link ConsumerCallbacks#onTraceData} batch. */
+  public static final int READ_BATCH_BYTES = 128 * 1024;
+  public static final int MAX_SESSIONS = 15;
+  public static final int MAX_SESSIONS_PER_UID = 5;
+  public static final int MAX_BUFFERS_PER_SESSION = 128;
+  public static final int DEFAULT_FLUSH_TIMEOUT_MS = 5000;
+  public static final int DEFAULT_DATA_SOURCE_STOP_TIMEOUT_MS = 5000;
+  public static final long MAX_DURATION_MS = 7L * 24 * 3600 * 1000;
+  /** Default interval of sync markers, clock snapshots and stats while tracing. */
+  public static final int DEFAULT_SNAPSHOT_INTERVAL_MS = 10_000;
+  /** trusted_packet_sequence_id of the service's own packets. */
+  public static final int SERVICE_SEQUENCE_ID = 1;
+  static final int MAX_ID = 0xFFFF;
+  /** write_into_file drain period when the config gives none, and the smallest allowed. */
+  public static final int DEFAULT_FILE_WRITE_PERIOD_MS = 5000;
+  public static final int MIN_FILE_WRITE_PERIOD_MS = 100;
+  /** Smallest flush_period_ms and incremental_state_config.clear_period_ms honoured. */
+  public static final int MIN_PERIODIC_TASK_MS = 100;
+
+  private final TaskRunner runner;
+  private final SharedMemory.Factory shmFactory;
+  private final ClockSource clocks;
+  private final ServicePackets servicePackets;
+  private final int serviceUid;
+  /** Set by a config's lockdown_mode LOCKDOWN_SET: producers of other uids are refused. */
+  private boolean lockdownMode;
+
+  private final Map<Integer, ProducerConnection> producers = new TreeMap<>();
+  private final List<ConsumerConnection> consumers = new ArrayList<>();
+  private final Map<Long, TracingSession> sessions = new LinkedHashMap<>();
+  private final Map<Integer, TraceBuffer> buffers = new HashMap<>();
+  /** Registered data sources, in registration order. */
+  private final List<RegisteredDataSource> dataSources = new ArrayList<>();
+  private final BufferedPacket readPacket = new BufferedPacket();
+
+  private int lastProducerId;
+  private int lastBufferId;
+  private long lastSessionId;
+  private long lastInstanceId;
+  private long lastFlushRequestId;
+
+  private long producersSeen;
+  private long dataSourcesSeen;
+  private long chunksDiscarded;
+  private long patchesDiscarded;
+  private long abiViolations;
+
+  private record RegisteredDataSource(int producerId, DataSourceDescriptor descriptor) {}
+
+  /**
+   * @param runner the service thread
+   * @param shmFactory makes producers' SMBs
+   * @param clocks clock snapshots and service packet timestamps
+   * @param serviceUid the uid stamped on the service's own packets
+   */
+  public TracingService(TaskRunner runner, SharedMemory.Factory shmFactory, ClockSource clocks,
+      int serviceUid) {
+    this.runner = runner;
+    this.shmFactory = shmFactory;
+    this.clocks = clocks;
+    this.servicePackets = new ServicePackets(serviceUid, clocks);
+    this.serviceUid = serviceUid;
+  }
+
+  /** A service with JDK clocks and this process's uid. */
+  public TracingService(TaskRunner runner, SharedMemory.Factory shmFactory) {
+    this(runner, shmFactory, ClockSource.jdk(), currentUid());
+  }
+
+  /** The uid of this process, from /proc/self/status (0 if unreadable). */
+  public static int currentUid() {
+    try {
+      for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+        if (line.startsWith("Uid:")) {
+          return Integer.parseInt(line.substring(4).trim().split("\\s+")[0]);
+        }
+      }
+    } catch (java.io.IOException | RuntimeException e) {
+      // fall through
+    }
+    return 0;
+  }
+
+  public TaskRunner taskRunner() {
+    return runner;
+  }
+
+  void checkThread() {
+    if (!runner.isOnRunnerThread()) {
+      throw new IllegalStateException("tracing service called off its thread: "
+          + Thread.currentThread().getName());
+    }
+  }
+
+  // ===============================================================================================
+  // Connections
+
+  /**
+   * A producer connected (InitializeConnection).
+   *
+   * @param smbSizeHint shared_memory_size_hint_bytes (0: default)
+   * @param pageSizeHint shared_memory_page_size_hint_bytes (0: default)
+   * @param producerProvidedSmb adopted only if sealed and exactly of valid sizes matching the hints;
+   *     otherwise closed, and the service makes its own at the first data source setup
+   * @throws IllegalStateException if 65535 producers are connected
+   */
+  public ProducerEndpoint connectProducer(ProducerCallbacks callbacks, ClientIdentity identity,
+      String name, long smbSizeHint, long pageSizeHint, Optional<SharedMemory> producerProvidedSmb,
+      String sdkVersion) {
+    checkThread();
+    int id = nextFreeId(lastProducerId, producers);
+    lastProducerId = id;
+    ProducerConnection p = new ProducerConnection(this, id, identity, name, sdkVersion, callbacks,
+        smbSizeHint, pageSizeHint);
+    if (lockdownMode && identity.uid() != serviceUid) {
+      // Upstream refuses the connection; here the endpoint comes back already disconnected.
+      producerProvidedSmb.ifPresent(SharedMemory::close);
+      p.markDisconnected();
+      String why = "lockdown mode: producer \"" + name + "\" of uid " + identity.uid() + " refused";
+      LOG.log(System.Logger.Level.INFO, why);
+      callbacks.onDisconnectedByService(why);
+      return p;
+    }
+    producers.put(id, p);
+    producersSeen++;
+    if (producerProvidedSmb.isPresent()) {
+      SharedMemory shm = producerProvidedSmb.get();
+      ShmSizes valid = ShmSizes.validate(shm.size(), pageSizeHint);
+      if (shm.sealed() && valid.size() == shm.size() && valid.pageSize() == pageSizeHint) {
+        p.setupSharedMemory(shm, valid.pageSize(), true);
+      } else {
+        LOG.log(System.Logger.Level.INFO, "producer \"{0}\": refusing its SMB (sealed={1} size={2}"
+            + " page={3}); the service will make one", name, shm.sealed(), shm.size(), pageSizeHint);
+        shm.close();
+      }
+    }
+    return p;
+  }
+
+  /** A consumer connected; uid is the peer's (SO_PEERCRED). */
+  public ConsumerEndpoint connectConsumer(ConsumerCallbacks callbacks, int uid) {
+    checkThread();
+    ConsumerConnection c = new ConsumerConnection(this, uid, callbacks);
+    consumers.add(c);
+    return c;
+  }
+
+  void removeConsumer(ConsumerConnection c) {
+    consumers.remove(c);
+  }
+
+  /** Unlinks a producer: scrapes its SMB, ends its data source instances, frees its state. */
+  void disconnectProducer(ProducerConnection p, String reasonIfKicked) {
+    p.scrapeSharedMemory();
+    for (TracingSession s : sessions.values()) {
+      List<DataSourceInstance> gone = new ArrayList<>();
+      for (DataSourceInstance inst : s.instances) {
+        if (inst.producerId == p.id) {
+          gone.add(inst);
+        }
+      }
+      s.instances.removeAll(gone);
+      for (TracingSession.PendingFlush f : List.copyOf(s.pendingFlushes.values())) {
+        if (f.producersPending.remove(p.id) && f.producersPending.isEmpty()) {
+          completeFlush(s, f, true);
+        }
+      }
+      if (s.state == TracingSession.State.DISABLING_WAITING_STOP_ACKS) {
+        maybeFinishDisable(s);
+      }
+      maybeNotifyAllDataSourcesStarted(s);
+    }
+    dataSources.removeIf(d -> d.producerId() == p.id);
+    producers.remove(p.id);
+    p.markDisconnected();
+    if (reasonIfKicked != null) {
+      LOG.log(System.Logger.Level.WARNING, "disconnecting producer {0} \"{1}\": {2}", p.id, p.name,
+          reasonIfKicked);
+      p.callbacks.onDisconnectedByService(reasonIfKicked);
+    }
+  }
+
+  // ===============================================================================================
+  // Data sources
+
+  String registerDataSource(ProducerConnection p, DataSourceDescriptor d) {
+    if (d.getName().isEmpty()) {
+      return "data source with an empty name: producer=" + p.id;
+    }
+    for (RegisteredDataSource r : dataSources) {
+      if (r.producerId() == p.id && d.getId() != 0 && r.descriptor().getId() == d.getId()) {
+        return "data source \"" + d.getName() + "\" has the id " + d.getId()
+            + " of data source \"" + r.descriptor().getName() + "\" already registered: producer=" + p.id;
+      }
+    }
+    RegisteredDataSource reg = new RegisteredDataSource(p.id, d);
+    dataSources.add(reg);
+    dataSourcesSeen++;
+    for (TracingSession s : sessions.values()) {
+      if (s.state != TracingSession.State.CONFIGURED && s.state != TracingSession.State.STARTED) {
+        continue;
+      }
+      for (TraceConfig.DataSource cfg : s.config.getDataSourcesList()) {
+        if (cfg.getConfig().getName().equals(d.getName())) {
+          DataSourceInstance inst = setupDataSource(s, cfg, p, d);
+          if (inst != null && s.state == TracingSession.State.STARTED) {
+            startDataSourceInstance(s, p, inst);
+          }
+        }
+      }
+    }
+    return "";
+  }
+
+  void unregisterDataSource(ProducerConnection p, String name) {
+    for (TracingSession s : sessions.values()) {
+      for (DataSourceInstance inst : List.copyOf(s.instances)) {
+        if (inst.producerId == p.id && inst.name().equals(name)) {
+          if (inst.state == DataSourceInstance.State.STARTED
+              || inst.state == DataSourceInstance.State.STARTING
+              || inst.state == DataSourceInstance.State.CONFIGURED) {
+            p.callbacks.stopDataSource(inst.instanceId);
+          }
+          s.instances.remove(inst);
+          p.disallowTargetBuffer(inst.config.getTargetBuffer());
+        }
+      }
+      if (s.state == TracingSession.State.DISABLING_WAITING_STOP_ACKS) {
+        maybeFinishDisable(s);
+      }
+    }
+    for (int i = 0; i < dataSources.size(); i++) {
+      RegisteredDataSource r = dataSources.get(i);
+      if (r.producerId() == p.id && r.descriptor().getName().equals(name)) {
+        dataSources.remove(i);
+        return;
+      }
+    }
+  }
+
+  void updateDataSource(ProducerConnection p, DataSourceDescriptor d) {
+    for (int i = 0; i < dataSources.size(); i++) {
+      RegisteredDataSource r = dataSources.get(i);
+      boolean same = d.getId() != 0 ? r.descriptor().getId() == d.getId()
+          : r.descriptor().getName().equals(d.getName());
+      if (r.producerId() == p.id && same) {
+        dataSources.set(i, new RegisteredDataSource(p.id, d));
+        return;
+      }
+    }
+  }
+
+  /** Upstream's NameMatchesFilter: an exact name, or a regex matching the whole name. */
+  static boolean producerMatches(String producerName, TraceConfig.DataSource cfg) {
+    if (cfg.getProducerNameFilterCount() == 0 && cfg.getProducerNameRegexFilterCount() == 0) {
+      return true;
+    }
+    if (cfg.getProducerNameFilterList().contains(producerName)) {
+      return true;
+    }
+    for (String regex : cfg.getProducerNameRegexFilterList()) {
+      try {
+        if (Pattern.compile(regex).matcher(producerName).matches()) {
+          return true;
+        }
+      } catch (PatternSyntaxException e) {
+        // checked when the session was enabled
+      }
+    }
+    return false;
+  }
+
+  private DataSourceInstance setupDataSource(TracingSession s, TraceConfig.DataSource cfg,
+      ProducerConnection p, DataSourceDescriptor d) {
+    if (!producerMatches(p.name, cfg)) {
+      return null;
+    }
+    int relative = cfg.getConfig().getTargetBuffer();
+    if (relative < 0 || relative >= s.bufferIds.length) {
+      return null; // refused at enable time; kept as a guard
+    }
+    int bufferId = s.bufferIds[relative];
+    TraceConfig.ProducerConfig producerConfig = TraceConfig.ProducerConfig.getDefaultInstance();
+    for (TraceConfig.ProducerConfig pc : s.config.getProducersList()) {
+      if (pc.getProducerName().equals(p.name)) {
+        producerConfig = pc;
+        break;
+      }
+    }
+    DataSourceConfig.Builder dsc = cfg.getConfig().toBuilder()
+        .setTargetBuffer(bufferId)
+        .setTracingSessionId(s.id)
+        .setTraceDurationMs(s.config.getDurationMs())
+        .setStopTimeoutMs((int) s.dataSourceStopTimeoutMs())
+        .setEnableExtraGuardrails(s.config.getEnableExtraGuardrails());
+    if (s.config.getPreferSuspendClockForDuration()) {
+      dsc.setPreferSuspendClockForDuration(true);
+    }
+    DataSourceInstance inst = new DataSourceInstance(++lastInstanceId, p.id, dsc.build(), d);
+    s.instances.add(inst);
+    p.allowTargetBuffer(bufferId);
+    if (!p.hasSharedMemory()) {
+      long page = producerConfig.getPageSizeKb() * 1024L;
+      long size = producerConfig.getShmSizeKb() * 1024L;
+      ShmSizes sizes = ShmSizes.validate(size != 0 ? size : p.smbSizeHint,
+          page != 0 ? page : p.pageSizeHint);
+      p.setupSharedMemory(shmFactory.create(sizes.size()), sizes.pageSize(), false);
+    }
+    p.callbacks.setupDataSource(inst.instanceId, inst.config);
+    return inst;
+  }
+
+  private void startDataSourceInstance(TracingSession s, ProducerConnection p, DataSourceInstance inst) {
+    inst.state = inst.descriptor.getWillNotifyOnStart() ? DataSourceInstance.State.STARTING
+        : DataSourceInstance.State.STARTED;
+    p.callbacks.startDataSource(inst.instanceId, inst.config);
+    if (inst.state == DataSourceInstance.State.STARTED) {
+      notifyInstanceState(s, inst, true);
+    }
+  }
+
+  /** ObservableEvents TYPE_DATA_SOURCES_INSTANCES to the session's consumer, if it asked. */
+  private void notifyInstanceState(TracingSession s, DataSourceInstance inst, boolean started) {
+    ConsumerConnection c = s.consumer;
+    if (c == null || (c.observedEvents & (1 << ObservableEvents.Type.TYPE_DATA_SOURCES_INSTANCES_VALUE)) == 0) {
+      return;
+    }
+    ProducerConnection p = producers.get(inst.producerId);
+    c.callbacks.onObservableEvents(ObservableEvents.newBuilder().addInstanceStateChanges(
+        ObservableEvents.DataSourceInstanceStateChange.newBuilder()
+            .setProducerName(p != null ? p.name : "")
+            .setDataSourceName(inst.name())
+            .setState(started ? ObservableEvents.DataSourceInstanceState.DATA_SOURCE_INSTANCE_STATE_STARTED
+                : ObservableEvents.DataSourceInstanceState.DATA_SOURCE_INSTANCE_STATE_STOPPED))
+        .build());
+  }
+
+  void observeEvents(ConsumerConnection c, int mask) {
+    int was = c.observedEvents;
+    c.observedEvents = mask;
+    int instances = 1 << ObservableEvents.Type.TYPE_DATA_SOURCES_INSTANCES_VALUE;
+    if ((mask & instances) != 0 && (was & instances) == 0 && c.session != null) {
+      for (DataSourceInstance inst : c.session.instances) {
+        boolean started = inst.state == DataSourceInstance.State.STARTED;
+        if (started || inst.state == DataSourceInstance.State.STOPPED) {
+          notifyInstanceState(c.session, inst, started);
+        }
+      }
+    }
+  }
+
+  void notifyDataSourceStarted(ProducerConnection p, long instanceId) {
+    for (TracingSession s : sessions.values()) {
+      for (DataSourceInstance inst : s.instances) {
+        if (inst.instanceId == instanceId && inst.producerId == p.id
+            && inst.state == DataSourceInstance.State.STARTING) {
+          inst.state = DataSourceInstance.State.STARTED;
+          notifyInstanceState(s, inst, true);
+          maybeNotifyAllDataSourcesStarted(s);
+        }
+      }
+    }
+  }
+
+  void notifyDataSourceStopped(ProducerConnection p, long instanceId) {
+    for (TracingSession s : sessions.values()) {
+      for (DataSourceInstance inst : s.instances) {
+        if (inst.instanceId == instanceId && inst.producerId == p.id
+            && inst.state != DataSourceInstance.State.STOPPED) {
+          inst.state = DataSourceInstance.State.STOPPED;
+          notifyInstanceState(s, inst, false);
+          if (s.state == TracingSession.State.DISABLING_WAITING_STOP_ACKS) {
+            maybeFinishDisable(s);
+          }
+        }
+      }
+    }
+  }
+
+  private void maybeNotifyAllDataSourcesStarted(TracingSession s) {
+    if (s.state != TracingSession.State.STARTED || s.allDataSourcesStartedNotified) {
+      return;
+    }
+    for (DataSourceInstance inst : s.instances) {
+      if (inst.state == DataSourceInstance.State.STARTING) {
+        return;
+      }
+    }
+    s.allDataSourcesStartedNotified = true;
+    s.addLifecycleEvent(TracingServiceEvent.ALL_DATA_SOURCES_STARTED_FIELD_NUMBER, clocks.now());
+    ConsumerConnection c = s.consumer;
+    if (c != null && (c.observedEvents & (1 << ObservableEvents.Type.TYPE_ALL_DATA_SOURCES_STARTED_VALUE)) != 0) {
+      c.callbacks.onObservableEvents(ObservableEvents.newBuilder().setAllDataSourcesStarted(true).build());
+    }
+  }
+
+  // ===============================================================================================
+  // Sessions
+
+  String enableTracing(ConsumerConnection c, TraceConfig cfg,
+      Optional<ConsumerEndpoint.TraceFileSink> fileSink) {
+    if (c.session != null) {
+      return "the consumer is already tracing: session=" + c.session.id;
+    }
+    String error = SessionConfigCheck.check(cfg, fileSink.isPresent());
+    if (error != null) {
+      return error;
+    }
+    if (!cfg.getUniqueSessionName().isEmpty()) {
+      for (TracingSession s : sessions.values()) {
+        if (s.state != TracingSession.State.CLONED_READ_ONLY
+            && s.config.getUniqueSessionName().equals(cfg.getUniqueSessionName())) {
+          return "A trace with this unique session name (" + cfg.getUniqueSessionName()
+              + ") already exists";
+        }
+      }
+    }
+    int ofUid = 0;
+    for (TracingSession s : sessions.values()) {
+      if (s.consumerUid == c.uid) {
+        ofUid++;
+      }
+    }
+    if (ofUid >= MAX_SESSIONS_PER_UID) {
+      return "Too many concurrent tracing sessions (" + ofUid + ") for uid " + c.uid + " limit is "
+          + MAX_SESSIONS_PER_UID;
+    }
+    if (sessions.size() >= MAX_SESSIONS) {
+      return "Too many concurrent tracing sessions (" + sessions.size() + ")";
+    }
+    if (buffers.size() + cfg.getBuffersCount() > MAX_ID) {
+      return "Too many trace buffers in the service: buffers=" + buffers.size();
+    }
+    int[] ids = new int[cfg.getBuffersCount()];
+    for (int i = 0; i < ids.length; i++) {
+      TraceConfig.BufferConfig b = cfg.getBuffers(i);
+      ids[i] = nextFreeId(lastBufferId, buffers);
+      lastBufferId = ids[i];
+      buffers.put(ids[i], TraceBuffer.create(b.getSizeKb() * 1024L,
+          b.getFillPolicy() == TraceConfig.BufferConfig.FillPolicy.DISCARD
+              ? OverwritePolicy.DISCARD : OverwritePolicy.RING_BUFFER));
+    }
+    UUID uuid = cfg.getTraceUuidMsb() != 0 || cfg.getTraceUuidLsb() != 0
+        ? new UUID(cfg.getTraceUuidMsb(), cfg.getTraceUuidLsb()) : UUID.randomUUID();
+    TracingSession s = new TracingSession(++lastSessionId, c, c.uid, cfg, ids, uuid);
+    sessions.put(s.id, s);
+    c.session = s;
+    s.fileSink = fileSink.orElse(null);
+    if (cfg.getLockdownMode() == TraceConfig.LockdownModeOperation.LOCKDOWN_SET) {
+      lockdownMode = true;
+    } else if (cfg.getLockdownMode() == TraceConfig.LockdownModeOperation.LOCKDOWN_CLEAR) {
+      lockdownMode = false;
+    }
+    for (TraceConfig.DataSource dsCfg : cfg.getDataSourcesList()) {
+      for (RegisteredDataSource r : List.copyOf(dataSources)) {
+        if (r.descriptor().getName().equals(dsCfg.getConfig().getName())) {
+          setupDataSource(s, dsCfg, producers.get(r.producerId()), r.descriptor());
+        }
+      }
+    }
+    if (s.triggerMode() == TraceConfig.TriggerConfig.TriggerMode.START_TRACING) {
+      long sessionId = s.id;
+      s.triggerTimer = runner.postDelayed(() -> {
+        TracingSession live = sessions.get(sessionId);
+        if (live != null && live.state == TracingSession.State.CONFIGURED) {
+          LOG.log(System.Logger.Level.INFO, "session {0}: no START_TRACING trigger in {1} ms",
+              sessionId, live.config.getTriggerConfig().getTriggerTimeoutMs());
+          disableTracing(live);
+        }
+      }, Integer.toUnsignedLong(cfg.getTriggerConfig().getTriggerTimeoutMs()));
+    } else if (!cfg.getDeferredStart()) {
+      startTracing(s);
+    }
+    return "";
+  }
+
+  void startTracing(TracingSession s) {
+    if (s.state != TracingSession.State.CONFIGURED) {
+      return;
+    }
+    s.state = TracingSession.State.STARTED;
+    s.clockSnapshots.add(clocks.snapshot());
+    s.addLifecycleEvent(TracingServiceEvent.TRACING_STARTED_FIELD_NUMBER, clocks.now());
+    for (DataSourceInstance inst : List.copyOf(s.instances)) {
+      startDataSourceInstance(s, producers.get(inst.producerId), inst);
+    }
+    maybeNotifyAllDataSourcesStarted(s);
+    periodicSnapshot(s.id, true);
+    PeriodicTasks.start(this, s);
+    TraceConfig.TriggerConfig.TriggerMode mode = s.triggerMode();
+    if (mode == TraceConfig.TriggerConfig.TriggerMode.STOP_TRACING
+        || mode == TraceConfig.TriggerConfig.TriggerMode.CLONE_SNAPSHOT) {
+      long sessionId = s.id;
+      s.triggerTimer = runner.postDelayed(() -> {
+        TracingSession live = sessions.get(sessionId);
+        if (live != null && live.state == TracingSession.State.STARTED
+            && live.receivedTriggers.isEmpty()) {
+          flush(live, 0, ok -> disableTracing(live));
+        }
+      }, Integer.toUnsignedLong(s.config.getTriggerConfig().getTriggerTimeoutMs()));
+    }
+    if (s.config.getDurationMs() > 0) {
+      long sessionId = s.id;
+      s.durationTimer = runner.postDelayed(() -> {
+        TracingSession live = sessions.get(sessionId);
+        if (live != null && live.state == TracingSession.State.STARTED) {
+          flush(live, 0, ok -> disableTracing(live));
+        }
+      }, s.config.getDurationMs());
+    }
+  }
+
+  /** Sync marker, clock snapshot and stats every snapshot_interval_ms while tracing. */
+  private void periodicSnapshot(long sessionId, boolean first) {
+    TracingSession s = sessions.get(sessionId);
+    if (s == null || s.state != TracingSession.State.STARTED) {
+      return;
+    }
+    s.shouldEmitSyncMarker = true;
+    s.shouldEmitStats = true;
+    if (!first) {
+      s.clockSnapshots.add(clocks.snapshot()); // the first was taken at start
+    }
+    int interval = s.config.getBuiltinDataSources().getSnapshotIntervalMs();
+    runner.postDelayed(() -> periodicSnapshot(sessionId, false),
+        interval > 0 ? interval : DEFAULT_SNAPSHOT_INTERVAL_MS);
+  }
+
+  void disableTracing(TracingSession s) {
+    switch (s.state) {
+      case CONFIGURED -> {
+        finishDisable(s); // never started: nothing to stop
+        return;
+      }
+      case STARTED -> { }
+      case CLONED_READ_ONLY -> {
+        if (s.consumer != null) {
+          s.consumer.callbacks.onTracingDisabled(""); // a snapshot: nothing runs
+        }
+        return;
+      }
+      default -> {
+        return;
+      }
+    }
+    cancel(s.durationTimer);
+    s.state = TracingSession.State.DISABLING_WAITING_STOP_ACKS;
+    for (DataSourceInstance inst : s.instances) {
+      ProducerConnection p = producers.get(inst.producerId);
+      boolean waits = inst.descriptor.getWillNotifyOnStop();
+      inst.state = waits ? DataSourceInstance.State.STOPPING : DataSourceInstance.State.STOPPED;
+      p.callbacks.stopDataSource(inst.instanceId);
+      if (!waits) {
+        notifyInstanceState(s, inst, false);
+      }
+    }
+    long sessionId = s.id;
+    s.stopTimer = runner.postDelayed(() -> {
+      TracingSession live = sessions.get(sessionId);
+      if (live != null && live.state == TracingSession.State.DISABLING_WAITING_STOP_ACKS) {
+        LOG.log(System.Logger.Level.INFO, "session {0}: data sources did not ack the stop in {1} ms",
+            sessionId, live.dataSourceStopTimeoutMs());
+        finishDisable(live);
+      }
+    }, s.dataSourceStopTimeoutMs());
+    maybeFinishDisable(s);
+  }
+
+  private void maybeFinishDisable(TracingSession s) {
+    for (DataSourceInstance inst : s.instances) {
+      if (inst.state == DataSourceInstance.State.STOPPING) {
+        return;
+      }
+    }
+    finishDisable(s);
+  }
+
+  private void finishDisable(TracingSession s) {
+    cancel(s.stopTimer);
+    cancel(s.triggerTimer);
+    cancel(s.durationTimer);
+    for (DataSourceInstance inst : s.instances) {
+      ProducerConnection p = producers.get(inst.producerId);
+      if (p != null) {
+        p.scrapeSharedMemory();
+      }
+    }
+    boolean wasStarted = s.state != TracingSession.State.CONFIGURED;
+    s.state = TracingSession.State.DISABLED;
+    if (wasStarted) {
+      s.clockSnapshots.add(clocks.snapshot());
+    }
+    s.addLifecycleEvent(TracingServiceEvent.TRACING_DISABLED_FIELD_NUMBER, clocks.now());
+    s.shouldEmitStats = true;
+    for (int id : s.bufferIds) {
+      // No more data can come: stop accepting chunks (late commits are discarded).
+      buffers.get(id).setReadOnly();
+    }
+    if (s.fileSink != null) {
+      drainIntoFile(s); // the last drain
+      s.fileSink = null;
+    }
+    if (s.consumer != null) {
+      s.consumer.callbacks.onTracingDisabled("");
+    }
+  }
+
+  /** Ends a session and frees its buffers (FreeBuffers, consumer disconnect). */
+  void freeSession(TracingSession s) {
+    if (s.state == TracingSession.State.STARTED
+        || s.state == TracingSession.State.DISABLING_WAITING_STOP_ACKS) {
+      for (DataSourceInstance inst : s.instances) {
+        ProducerConnection p = producers.get(inst.producerId);
+        if (p != null && inst.state != DataSourceInstance.State.STOPPED) {
+          p.callbacks.stopDataSource(inst.instanceId);
+        }
+      }
+    }
+    cancel(s.durationTimer);
+    cancel(s.stopTimer);
+    cancel(s.triggerTimer);
+    for (TracingSession.PendingFlush f : s.pendingFlushes.values()) {
+      cancel(f.timeout);
+    }
+    s.pendingFlushes.clear();
+    for (DataSourceInstance inst : s.instances) {
+      ProducerConnection p = producers.get(inst.producerId);
+      if (p != null) {
+        p.disallowTargetBuffer(inst.config.getTargetBuffer());
+      }
+    }
+    s.instances.clear();
+    for (int id : s.bufferIds) {
+      TraceBuffer b = buffers.remove(id);
+      if (b != null) {
+        b.close();
+      }
+    }
+    s.state = TracingSession.State.DISABLED;
+    sessions.remove(s.id);
+    if (s.consumer != null && s.consumer.session == s) {
+      s.consumer.session = null;
+    }
+  }
+
+  // ===============================================================================================
+  // Flush
+
+  void flush(TracingSession s, long timeoutMs, Consumer<Boolean> done) {
+    long requestId = ++lastFlushRequestId;
+    TracingSession.PendingFlush f = new TracingSession.PendingFlush(requestId, done);
+    s.flushesRequested++;
+    s.addLifecycleEvent(TracingServiceEvent.FLUSH_STARTED_FIELD_NUMBER, clocks.now());
+    Map<Integer, List<Long>> byProducer = new TreeMap<>();
+    if (s.state == TracingSession.State.STARTED) {
+      for (DataSourceInstance inst : s.instances) {
+        if (!inst.descriptor.getNoFlush() && inst.state != DataSourceInstance.State.STOPPED) {
+          byProducer.computeIfAbsent(inst.producerId, k -> new ArrayList<>()).add(inst.instanceId);
+        }
+      }
+    }
+    s.pendingFlushes.put(requestId, f);
+    f.producersPending.addAll(byProducer.keySet());
+    for (Map.Entry<Integer, List<Long>> e : byProducer.entrySet()) {
+      long[] ids = e.getValue().stream().mapToLong(Long::longValue).toArray();
+      producers.get(e.getKey()).callbacks.flush(requestId, ids, 0);
+    }
+    if (s.pendingFlushes.get(requestId) != f) {
+      return; // every producer acked from within its flush callback
+    }
+    if (f.producersPending.isEmpty()) {
+      completeFlush(s, f, true);
+      return;
+    }
+    long sessionId = s.id;
+    f.timeout = runner.postDelayed(() -> {
+      TracingSession live = sessions.get(sessionId);
+      if (live != null && live.pendingFlushes.get(requestId) == f) {
+        LOG.log(System.Logger.Level.INFO, "session {0}: flush {1} timed out waiting for producers {2}",
+            sessionId, requestId, f.producersPending);
+        completeFlush(live, f, false);
+      }
+    }, timeoutMs > 0 ? timeoutMs : s.flushTimeoutMs());
+  }
+
+  /** A producer acked flush requestId, which also acks every earlier request it was part of. */
+  void notifyFlushDone(ProducerConnection p, long requestId) {
+    for (TracingSession s : List.copyOf(sessions.values())) {
+      for (TracingSession.PendingFlush f : List.copyOf(s.pendingFlushes.values())) {
+        if (f.requestId <= requestId && f.producersPending.remove(p.id)
+            && f.producersPending.isEmpty()) {
+          completeFlush(s, f, true);
+        }
+      }
+    }
+  }
+
+  private void completeFlush(TracingSession s, TracingSession.PendingFlush f, boolean success) {
+    s.pendingFlushes.remove(f.requestId);
+    cancel(f.timeout);
+    for (DataSourceInstance inst : s.instances) {
+      ProducerConnection p = producers.get(inst.producerId);
+      if (p != null) {
+        p.scrapeSharedMemory();
+      }
+    }
+    if (success) {
+      s.flushesSucceeded++;
+    } else {
+      s.flushesFailed++;
+    }
+    s.addLifecycleEvent(TracingServiceEvent.ALL_DATA_SOURCES_FLUSHED_FIELD_NUMBER, clocks.now());
+    f.done.accept(success);
+  }
+
+  // ===============================================================================================
+  // Chunks
+
+  /**
+   * Copies one chunk of producer p into buffer bufferId. Returns null, or why the copy was refused
+   * (the buffer is not one of p's sessions, or not the one its writer registered for).
+   */
+  String copyChunk(ProducerConnection p, int writerId, int chunkId, int bufferId, int packetCount,
+      int flags, boolean complete, MemorySegment src, long offset, long size) {
+    TraceBuffer buf = buffers.get(bufferId);
+    if (buf == null || buf.isReadOnly()) {
+      chunksDiscarded++; // the session is gone or stopped: a late commit, not an offence
+      return null;
+    }
+    if (!p.isAllowedTargetBuffer(bufferId)) {
+      chunksDiscarded++;
+      return "write into a buffer of another session: buffer=" + bufferId + " writer=" + writerId;
+    }
+    Integer registered = p.bufferForWriter(writerId);
+    if (registered != null && registered != bufferId) {
+      chunksDiscarded++;
+      return "writer registered for buffer " + registered + " wrote into buffer " + bufferId
+          + ": writer=" + writerId;
+    }
+    buf.copyChunkUntrusted(p.id, p.identity.uid(), p.identity.pid(), writerId, chunkId,
+        packetCount, flags, complete, src, offset, size);
+    return null;
+  }
+
+  /** Patches go through TraceBuffer, which finds the chunk by this producer's id only. */
+  void patchChunk(ProducerConnection p, int bufferId, int writerId, int chunkId, List<Patch> patches,
+      boolean morePatches) {
+    TraceBuffer buf = buffers.get(bufferId);
+    if (buf == null || buf.isReadOnly()) {
+      patchesDiscarded += patches.size();
+      return;
+    }
+    buf.tryPatchChunkContents(p.id, writerId, chunkId, patches, morePatches);
+  }
+
+  void countDiscardedChunk() {
+    chunksDiscarded++;
+  }
+
+  void countDiscardedPatches(int n) {
+    patchesDiscarded += n;
+  }
+
+  void countAbiViolation() {
+    abiViolations++;
+  }
+
+  // ===============================================================================================
+  // Reading
+
+  void readBuffers(TracingSession s) {
+    if (s.consumer == null) {
+      return;
+    }
+    if (s.fileSink != null) {
+      // Its data goes into the file; a ReadBuffers gets an empty answer, as upstream's does.
+      s.consumer.callbacks.onTraceData(List.of(), false);
+      return;
+    }
+    readInto(s, s.consumer.callbacks::onTraceData);
+  }
+
+  /** Moves the session's service packets and buffer contents into out (destructively). */
+  private void readInto(TracingSession s, SliceSink sink) {
+    if (s.isWaitingForStopTrigger() || s.state == TracingSession.State.CONFIGURED
+        && s.triggerMode() == TraceConfig.TriggerConfig.TriggerMode.START_TRACING) {
+      sink.onTraceData(List.of(), false); // nothing is handed out before the trigger
+      return;
+    }
+    SliceSink out = s.isCompressed() ? new DeflatingSink(sink, servicePackets) : sink;
+    SliceBatch batch = new SliceBatch();
+    BuiltinDataSources builtin = new BuiltinDataSources(s.config.getBuiltinDataSources());
+    for (List<ClockSource.Reading> snapshot : s.clockSnapshots) {
+      if (!builtin.disableClockSnapshotting) {
+        batch.addPacket(servicePackets.clockSnapshot(snapshot));
+      }
+    }
+    s.clockSnapshots.clear();
+    if (s.shouldEmitSyncMarker) {
+      batch.addPacket(servicePackets.syncMarker());
+      s.shouldEmitSyncMarker = false;
+    }
+    if (!builtin.disableTraceConfig && !s.didEmitTraceConfig) {
+      batch.addPacket(servicePackets.traceConfig(s.config));
+      s.didEmitTraceConfig = true;
+    }
+    if (!s.didEmitInitialPackets) {
+      batch.addPacket(servicePackets.traceUuid(s.uuidMsb, s.uuidLsb));
+      if (!builtin.disableSystemInfo) {
+        batch.addPacket(servicePackets.systemInfo());
+      }
+      s.didEmitInitialPackets = true;
+    }
+    if (!builtin.disableServiceEvents) {
+      emitLifecycleEvents(s, batch);
+    }
+    for (; s.triggersEmitted < s.receivedTriggers.size(); s.triggersEmitted++) {
+      batch.addPacket(servicePackets.trigger(s.receivedTriggers.get(s.triggersEmitted)));
+    }
+    for (int i = 0; i < s.bufferIds.length; i++) {
+      TraceBuffer buf = buffers.get(s.bufferIds[i]);
+      buf.beginRead();
+      while (buf.readNextTracePacket(readPacket)) {
+        if (!PacketValidator.validate(readPacket)) {
+          s.invalidPackets++;
+          continue;
+        }
+        batch.addProducerPacket(readPacket, readPacket.uid(), readPacket.pid(),
+            s.sequenceIdFor(readPacket.producerId(), readPacket.writerId()));
+        if (batch.bytes() >= READ_BATCH_BYTES) {
+          out.onTraceData(batch.take(), true);
+        }
+      }
+    }
+    if (!builtin.disableServiceEvents) {
+      s.addLifecycleEvent(TracingServiceEvent.READ_TRACING_BUFFERS_COMPLETED_FIELD_NUMBER, clocks.now());
+      emitLifecycleEvents(s, batch);
+    }
+    if (s.shouldEmitStats) {
+      batch.addPacket(servicePackets.traceStats(traceStats(s)));
+      s.shouldEmitStats = false;
+    }
+    out.onTraceData(batch.take(), false);
+  }
+
+  /** Where a read goes: the consumer, a compressor, or the trace file. */
+  @FunctionalInterface
+  interface SliceSink {
+    void onTraceData(List<org.jperfetto.protos.ReadBuffersResponse.Slice> slices, boolean hasMore);
+  }
+
+  /** write_into_file: drains the buffers into the file; disables tracing once it is full. */
+  void drainIntoFile(TracingSession s) {
+    if (s.fileSink == null) {
+      return;
+    }
+    TraceFileDrain drain = new TraceFileDrain(s.fileSink, s.bytesWrittenIntoFile,
+        s.config.getMaxFileSizeBytes());
+    readInto(s, drain);
+    s.bytesWrittenIntoFile = drain.bytesWritten();
+    if (drain.stopped()) {
+      LOG.log(System.Logger.Level.INFO, "session {0}: trace file {1} ({2} bytes written)", s.id,
+          drain.failure() != null ? "failed: " + drain.failure() : "full", s.bytesWrittenIntoFile);
+      s.fileSink = null;
+      disableTracing(s);
+    }
+  }
+
+  TracingSession liveSession(long id) {
+    return sessions.get(id);
+  }
+
+  /** clear_incremental_state to every producer with instances that handle it. */
+  void clearIncrementalState(TracingSession s) {
+    Map<Integer, List<Long>> byProducer = new TreeMap<>();
+    for (DataSourceInstance inst : s.instances) {
+      if (inst.descriptor.getHandlesIncrementalStateClear()
+          && inst.state == DataSourceInstance.State.STARTED) {
+        byProducer.computeIfAbsent(inst.producerId, k -> new ArrayList<>()).add(inst.instanceId);
+      }
+    }
+    for (Map.Entry<Integer, List<Long>> e : byProducer.entrySet()) {
+      producers.get(e.getKey()).callbacks.clearIncrementalState(
+          e.getValue().stream().mapToLong(Long::longValue).toArray());
+    }
+  }
+
+  private void emitLifecycleEvents(TracingSession s, SliceBatch batch) {
+    for (TracingSession.LifecycleEvent e : s.lifecycleEvents) {
+      batch.addPacket(servicePackets.lifecycleEvent(e));
+    }
+    s.lifecycleEvents.clear();
+  }
+
+  /** The builtin_data_sources switches of a config. */
+  private record BuiltinDataSources(boolean disableClockSnapshotting, boolean disableTraceConfig,
+      boolean disableSystemInfo, boolean disableServiceEvents) {
+    BuiltinDataSources(TraceConfig.BuiltinDataSource b) {
+      this(b.getDisableClockSnapshotting(), b.getDisableTraceConfig(), b.getDisableSystemInfo(),
+          b.getDisableServiceEvents());
+    }
+  }
+
+  // ===============================================================================================
+  // Consumer port: config changes, detach/attach, queries, clone
+
+  /** ChangeTraceConfig: only producer_name_filter / producer_name_regex_filter may change. */
+  String changeTraceConfig(TracingSession s, TraceConfig updated) {
+    if (s.state != TracingSession.State.CONFIGURED && s.state != TracingSession.State.STARTED) {
+      return "ChangeTraceConfig: the session is not running: session=" + s.id;
+    }
+    TraceConfig.Builder withoutFilters = updated.toBuilder();
+    if (updated.getDataSourcesCount() != s.config.getDataSourcesCount()) {
+      return "ChangeTraceConfig only supports changing producer_name_filter and"
+          + " producer_name_regex_filter (data source count changed)";
+    }
+    for (int i = 0; i < updated.getDataSourcesCount(); i++) {
+      TraceConfig.DataSource was = s.config.getDataSources(i);
+      withoutFilters.setDataSources(i, updated.getDataSources(i).toBuilder()
+          .clearProducerNameFilter().addAllProducerNameFilter(was.getProducerNameFilterList())
+          .clearProducerNameRegexFilter().addAllProducerNameRegexFilter(was.getProducerNameRegexFilterList()));
+      for (String regex : updated.getDataSources(i).getProducerNameRegexFilterList()) {
+        try {
+          Pattern.compile(regex);
+        } catch (PatternSyntaxException e) {
+          return "ChangeTraceConfig: invalid producer_name_regex_filter \"" + regex + "\"";
+        }
+      }
+    }
+    if (!withoutFilters.build().equals(s.config)) {
+      return "ChangeTraceConfig only supports changing producer_name_filter and"
+          + " producer_name_regex_filter";
+    }
+    s.config = updated;
+    for (TraceConfig.DataSource dsCfg : updated.getDataSourcesList()) {
+      for (RegisteredDataSource r : List.copyOf(dataSources)) {
+        if (!r.descriptor().getName().equals(dsCfg.getConfig().getName())
+            || hasInstance(s, r.producerId(), r.descriptor().getName())) {
+          continue;
+        }
+        ProducerConnection p = producers.get(r.producerId());
+        DataSourceInstance inst = setupDataSource(s, dsCfg, p, r.descriptor());
+        if (inst != null && s.state == TracingSession.State.STARTED) {
+          startDataSourceInstance(s, p, inst);
+        }
+      }
+    }
+    return "";
+  }
+
+  private static boolean hasInstance(TracingSession s, int producerId, String name) {
+    for (DataSourceInstance inst : s.instances) {
+      if (inst.producerId == producerId && inst.name().equals(name)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  String detach(ConsumerConnection c, String key) {
+    TracingSession s = c.session;
+    for (TracingSession other : sessions.values()) {
+      if (other.consumerUid == c.uid && key.equals(other.detachKey)) {
+        return "a session of uid " + c.uid + " is already detached with key \"" + key + "\"";
+      }
+    }
+    s.consumer = null;
+    s.detachKey = key;
+    c.session = null;
+    return "";
+  }
+
+  Optional<TraceConfig> attach(ConsumerConnection c, String key) {
+    if (c.session != null) {
+      LOG.log(System.Logger.Level.INFO, "attach \"{0}\": the consumer already has session {1}", key,
+          c.session.id);
+      return Optional.empty();
+    }
+    for (TracingSession s : sessions.values()) {
+      if (s.consumerUid == c.uid && key.equals(s.detachKey)) {
+        s.detachKey = null;
+        s.consumer = c;
+        c.session = s;
+        return Optional.of(s.config);
+      }
+    }
+    return Optional.empty();
+  }
+
+  TracingServiceState queryServiceState(int callerUid, boolean sessionsOnly) {
+    TracingServiceState.Builder st = TracingServiceState.newBuilder()
+        .setSupportsTracingSessions(true)
+        .setTracingServiceVersion(ServicePackets.SERVICE_VERSION)
+        .setNumSessions(sessions.size());
+    int started = 0;
+    for (TracingSession s : sessions.values()) {
+      if (s.state == TracingSession.State.STARTED) {
+        started++;
+      }
+      if (callerUid != 0 && callerUid != s.consumerUid) {
+        continue; // other users' sessions are not shown
+      }
+      TracingServiceState.TracingSession.Builder ts = TracingServiceState.TracingSession.newBuilder()
+          .setId(s.id).setConsumerUid(s.consumerUid).setState(s.state.name())
+          .setUniqueSessionName(s.config.getUniqueSessionName())
+          .setDurationMs(s.config.getDurationMs())
+          .setNumDataSources(s.instances.size())
+          .setIsStarted(s.state == TracingSession.State.STARTED);
+      for (TraceConfig.BufferConfig b : s.config.getBuffersList()) {
+        ts.addBufferSizeKb(b.getSizeKb());
+      }
+      st.addTracingSessions(ts);
+    }
+    st.setNumSessionsStarted(started);
+    if (!sessionsOnly) {
+      for (ProducerConnection p : producers.values()) {
+        st.addProducers(TracingServiceState.Producer.newBuilder().setId(p.id).setName(p.name)
+            .setUid(p.identity.uid()).setPid(p.identity.pid()).setSdkVersion(p.sdkVersion));
+      }
+      for (RegisteredDataSource r : dataSources) {
+        st.addDataSources(TracingServiceState.DataSource.newBuilder()
+            .setDsDescriptor(r.descriptor()).setProducerId(r.producerId()));
+      }
+    }
+    return st.build();
+  }
+
+  /** QueryCapabilities: what this service implements. */
+  static TracingServiceCapabilities capabilities() {
+    return TracingServiceCapabilities.newBuilder()
+        .setHasQueryCapabilities(true)
+        .addObservableEvents(ObservableEvents.Type.TYPE_DATA_SOURCES_INSTANCES)
+        .addObservableEvents(ObservableEvents.Type.TYPE_ALL_DATA_SOURCES_STARTED)
+        .addObservableEvents(ObservableEvents.Type.TYPE_CLONE_TRIGGER_HIT)
+        .setHasTraceConfigOutputPath(false)
+        .setHasCloneSession(true)
+        .build();
+  }
+
+  void cloneSession(ConsumerConnection c, long sessionId, String uniqueName) {
+    String error = null;
+    TracingSession src = null;
+    if (c.session != null) {
+      error = "The consumer is already attached to another tracing session";
+    } else {
+      for (TracingSession s : sessions.values()) {
+        boolean match = uniqueName.isEmpty() ? s.id == sessionId
+            : s.state != TracingSession.State.CLONED_READ_ONLY
+                && uniqueName.equals(s.config.getUniqueSessionName());
+        if (match) {
+          src = s;
+          break;
+        }
+      }
+      if (src == null) {
+        error = "Tracing session not found";
+      } else if (c.uid != 0 && c.uid != src.consumerUid) {
+        error = "Not allowed to clone a session from another UID";
+      } else if (sessions.size() >= MAX_SESSIONS) {
+        error = "Too many concurrent tracing sessions (" + sessions.size() + ")";
+      }
+    }
+    if (error != null) {
+      c.callbacks.onSessionCloned(false, error, 0, 0);
+      return;
+    }
+    long srcId = src.id;
+    if (src.state == TracingSession.State.STARTED) {
+      flush(src, 0, ok -> finishClone(c, srcId));
+    } else {
+      finishClone(c, srcId);
+    }
+  }
+
+  private void finishClone(ConsumerConnection c, long srcId) {
+    TracingSession src = sessions.get(srcId);
+    if (src == null || c.session != null || !consumers.contains(c)) {
+      if (consumers.contains(c)) {
+        c.callbacks.onSessionCloned(false, src == null ? "The tracing session ended while cloning"
+            : "The consumer is already attached to another tracing session", 0, 0);
+      }
+      return;
+    }
+    if (buffers.size() + src.bufferIds.length > MAX_ID) {
+      c.callbacks.onSessionCloned(false, "Buffer id allocation failed", 0, 0);
+      return;
+    }
+    int[] ids = new int[src.bufferIds.length];
+    for (int i = 0; i < ids.length; i++) {
+      ids[i] = nextFreeId(lastBufferId, buffers);
+      lastBufferId = ids[i];
+      buffers.put(ids[i], buffers.get(src.bufferIds[i]).copy());
+    }
+    UUID uuid = UUID.randomUUID();
+    TracingSession clone = new TracingSession(++lastSessionId, c, c.uid, src.config, ids, uuid);
+    clone.state = TracingSession.State.CLONED_READ_ONLY;
+    clone.clockSnapshots.add(clocks.snapshot());
+    clone.receivedTriggers.addAll(src.receivedTriggers);
+    clone.shouldEmitStats = true;
+    sessions.put(clone.id, clone);
+    c.session = clone;
+    c.callbacks.onSessionCloned(true, "", uuid.getMostSignificantBits(), uuid.getLeastSignificantBits());
+  }
+
+  // ===============================================================================================
+  // Triggers
+
+  /** Trigger hits over the last 24 h, for max_per_24_h: {name hash, timestamp ns}. */
+  private final java.util.ArrayDeque<long[]> triggerHistory = new java.util.ArrayDeque<>();
+  private final java.util.Random triggerRandom = new java.util.Random();
+
+  /** ActivateTriggers from producer p: starts, stops or snapshots the sessions that wait for them. */
+  void activateTriggers(ProducerConnection p, List<String> names) {
+    long now = clocks.now();
+    long dayNs = 24L * 3600 * 1_000_000_000L;
+    while (!triggerHistory.isEmpty() && now - triggerHistory.peekFirst()[1] > dayNs) {
+      triggerHistory.pollFirst();
+    }
+    for (String name : names) {
+      boolean matched = false;
+      for (TracingSession s : List.copyOf(sessions.values())) {
+        TraceConfig.TriggerConfig.TriggerMode mode = s.triggerMode();
+        if (mode == TraceConfig.TriggerConfig.TriggerMode.UNSPECIFIED
+            || s.state == TracingSession.State.CLONED_READ_ONLY
+            || s.state == TracingSession.State.DISABLED) {
+          continue;
+        }
+        for (TraceConfig.TriggerConfig.Trigger t : s.config.getTriggerConfig().getTriggersList()) {
+          if (!t.getName().equals(name) || !producerNameMatches(t.getProducerNameRegex(), p.name)
+              || (t.getSkipProbability() > 0 && triggerRandom.nextDouble() < t.getSkipProbability())
+              || (t.getMaxPer24H() > 0 && hitsInLastDay(name) >= t.getMaxPer24H())) {
+            continue;
+          }
+          matched = true;
+          onTrigger(s, mode, new TracingSession.ReceivedTrigger(name, p.name, p.identity.uid(),
+              Integer.toUnsignedLong(t.getStopDelayMs()), now));
+          break;
+        }
+      }
+      if (matched) {
+        triggerHistory.addLast(new long[] {name.hashCode(), now});
+      }
+    }
+  }
+
+  private static boolean producerNameMatches(String regex, String producerName) {
+    try {
+      return regex.isEmpty() || Pattern.compile(regex).matcher(producerName).matches();
+    } catch (PatternSyntaxException e) {
+      return false; // refused at enable time
+    }
+  }
+
+  private int hitsInLastDay(String name) {
+    int n = 0;
+    for (long[] h : triggerHistory) {
+      if (h[0] == name.hashCode()) {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  private void onTrigger(TracingSession s, TraceConfig.TriggerConfig.TriggerMode mode,
+      TracingSession.ReceivedTrigger t) {
+    boolean first = s.receivedTriggers.isEmpty();
+    s.receivedTriggers.add(t);
+    long sessionId = s.id;
+    switch (mode) {
+      case START_TRACING -> {
+        if (s.state == TracingSession.State.CONFIGURED) {
+          cancel(s.triggerTimer);
+          // The trigger's stop_delay_ms becomes the trace duration.
+          s.config = s.config.toBuilder().setDurationMs((int) t.stopDelayMs()).build();
+          startTracing(s);
+        }
+      }
+      case STOP_TRACING -> {
+        if (first) {
+          runner.postDelayed(() -> {
+            TracingSession live = sessions.get(sessionId);
+            if (live != null && live.state == TracingSession.State.STARTED) {
+              flush(live, 0, ok -> disableTracing(live));
+            }
+          }, t.stopDelayMs());
+        }
+      }
+      case CLONE_SNAPSHOT -> runner.postDelayed(() -> {
+        TracingSession live = sessions.get(sessionId);
+        ConsumerConnection c = live == null ? null : live.consumer;
+        if (c != null && (c.observedEvents & (1 << ObservableEvents.Type.TYPE_CLONE_TRIGGER_HIT_VALUE)) != 0) {
+          c.callbacks.onObservableEvents(ObservableEvents.newBuilder().setCloneTriggerHit(
+              ObservableEvents.CloneTriggerHit.newBuilder().setTracingSessionId(sessionId)
+                  .setTriggerName(t.name()).setProducerName(t.producerName())
+                  .setProducerUid(t.producerUid()).setBootTimeNs(t.timestampNs())
+                  .setTriggerDelayMs(t.stopDelayMs())).build());
+        }
+      }, t.stopDelayMs());
+      default -> { }
+    }
+  }
+
+  // ===============================================================================================
+  // Stats
+
+  /** Service-wide counters, and the buffers and session counters of s if not null. */
+  TraceStats traceStats(TracingSession s) {
+    TraceStats.Builder t = TraceStats.newBuilder()
+        .setProducersConnected(producers.size())
+        .setProducersSeen(producersSeen)
+        .setDataSourcesRegistered(dataSources.size())
+        .setDataSourcesSeen(dataSourcesSeen)
+        .setTracingSessions(sessions.size())
+        .setTotalBuffers(buffers.size())
+        .setChunksDiscarded(chunksDiscarded)
+        .setPatchesDiscarded(patchesDiscarded);
+    if (s != null) {
+      t.setInvalidPackets(s.invalidPackets)
+          .setFlushesRequested(s.flushesRequested)
+          .setFlushesSucceeded(s.flushesSucceeded)
+          .setFlushesFailed(s.flushesFailed);
+      for (int id : s.bufferIds) {
+        TraceBuffer b = buffers.get(id);
+        if (b != null) {
+          t.addBufferStats(BufferStatsMapper.toProto(b.stats()));
+        }
+      }
+    }
+    return t.build();
+  }
+
+  /** ABI violations counted at the producer port (bad chunk indexes, states, writers, buffers). */
+  public long producerAbiViolations() {
+    checkThread();
+    return abiViolations;
+  }
+
+  /** Number of connected producers. */
+  public int producerCount() {
+    checkThread();
+    return producers.size();
+  }
+
+  /** Number of live tracing sessions. */
+  public int sessionCount() {
+    checkThread();
+    return sessions.size();
+  }
+
+  // ===============================================================================================
+
+  private static void cancel(TaskRunner.Cancellable c) {
+    if (c != null) {
+      c.cancel();
+    }
+  }
+
+  /** The next id in 1..65535 after last that map does not hold. */
+  private static int nextFreeId(int last, Map<Integer, ?> inUse) {
+    if (inUse.size() >= MAX_ID) {
+      throw new IllegalStateException("all 65535 ids in use");
+    }
+    int id = last;
+    do {
+      id = id % MAX_ID + 1;
+    } while (inUse.containsKey(id));
+    return id;
+  }
+}
