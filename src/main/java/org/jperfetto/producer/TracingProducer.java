@@ -37,6 +37,7 @@ import org.jperfetto.protos.NotifyDataSourceStoppedRequest;
 import org.jperfetto.protos.RegisterDataSourceRequest;
 import org.jperfetto.protos.RegisterTraceWriterRequest;
 import org.jperfetto.protos.SyncRequest;
+import org.jperfetto.protos.UnregisterDataSourceRequest;
 import org.jperfetto.protos.UnregisterTraceWriterRequest;
 import org.jperfetto.protos.UpdateDataSourceRequest;
 
@@ -192,6 +193,21 @@ public final class TracingProducer implements AutoCloseable {
       Connection c = connection;
       if (c != null && c.initialized) {
         c.registerDataSource(dataSource.descriptor());
+      }
+    });
+  }
+
+  /**
+   * Removes a data source: UnregisterDataSource is sent if connected, its active instances stop
+   * being traced (the service stops them), and it is not registered again on reconnecting.
+   */
+  public void unregister(DataSource<?> dataSource) {
+    dataSources.remove(dataSource);
+    run(() -> {
+      Connection c = connection;
+      if (c != null && c.initialized) {
+        c.invokeNoReply("UnregisterDataSource",
+            UnregisterDataSourceRequest.newBuilder().setDataSourceName(dataSource.name()).build());
       }
     });
   }
