@@ -100,13 +100,13 @@ final class ConsumerConnection implements ConsumerEndpoint {
   }
 
   @Override
-  public void flush(long timeoutMs, Consumer<Boolean> done) {
+  public void flush(long timeoutMs, long flags, Consumer<Boolean> done) {
     service.checkThread();
     if (session == null) {
       done.accept(false);
       return;
     }
-    service.flush(session, timeoutMs, done);
+    service.flush(session, timeoutMs, flags, done);
   }
 
   @Override

@@ -78,9 +78,10 @@ public interface ConsumerEndpoint {
 
   /**
    * Asks the producers to commit what they wrote; done(true) when all acked, done(false) on
-   * timeout (timeoutMs 0: the config's flush_timeout_ms, default 5000).
+   * timeout (timeoutMs 0: the config's flush_timeout_ms, default 5000). flags (FlushRequest.flags:
+   * initiator, reason, clone target) reach the producers' flush commands unchanged.
    */
-  void flush(long timeoutMs, Consumer<Boolean> done);
+  void flush(long timeoutMs, long flags, Consumer<Boolean> done);
 
   /** Reads the buffers (destructively) into {@link ConsumerCallbacks#onTraceData} batches. */
   void readBuffers();

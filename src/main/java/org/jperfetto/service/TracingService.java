@@ -539,7 +539,7 @@ public final class TracingService {
         TracingSession live = sessions.get(sessionId);
         if (live != null && live.state == TracingSession.State.STARTED
             && live.receivedTriggers.isEmpty()) {
-          flush(live, 0, ok -> disableTracing(live));
+          flush(live, 0, ServiceFlushFlags.TRACE_STOP, ok -> disableTracing(live));
         }
       }, Integer.toUnsignedLong(s.config.getTriggerConfig().getTriggerTimeoutMs()));
     }
@@ -548,7 +548,7 @@ public final class TracingService {
       s.durationTimer = runner.postDelayed(() -> {
         TracingSession live = sessions.get(sessionId);
         if (live != null && live.state == TracingSession.State.STARTED) {
-          flush(live, 0, ok -> disableTracing(live));
+          flush(live, 0, ServiceFlushFlags.TRACE_STOP, ok -> disableTracing(live));
         }
       }, s.config.getDurationMs());
     }
@@ -690,7 +690,7 @@ public final class TracingService {
   // ===============================================================================================
   // Flush
 
-  void flush(TracingSession s, long timeoutMs, Consumer<Boolean> done) {
+  void flush(TracingSession s, long timeoutMs, long flags, Consumer<Boolean> done) {
     long requestId = ++lastFlushRequestId;
     TracingSession.PendingFlush f = new TracingSession.PendingFlush(requestId, done);
     s.flushesRequested++;
@@ -707,7 +707,7 @@ public final class TracingService {
     f.producersPending.addAll(byProducer.keySet());
     for (Map.Entry<Integer, List<Long>> e : byProducer.entrySet()) {
       long[] ids = e.getValue().stream().mapToLong(Long::longValue).toArray();
-      producers.get(e.getKey()).callbacks.flush(requestId, ids, 0);
+      producers.get(e.getKey()).callbacks.flush(requestId, ids, flags);
     }
     if (s.pendingFlushes.get(requestId) != f) {
       return; // every producer acked from within its flush callback
@@ -1111,7 +1111,7 @@ public final class TracingService {
     }
     long srcId = src.id;
     if (src.state == TracingSession.State.STARTED) {
-      flush(src, 0, ok -> finishClone(c, srcId));
+      flush(src, 0, ServiceFlushFlags.TRACE_CLONE, ok -> finishClone(c, srcId));
     } else {
       finishClone(c, srcId);
     }
@@ -1225,7 +1225,7 @@ public final class TracingService {
           runner.postDelayed(() -> {
             TracingSession live = sessions.get(sessionId);
             if (live != null && live.state == TracingSession.State.STARTED) {
-              flush(live, 0, ok -> disableTracing(live));
+              flush(live, 0, ServiceFlushFlags.TRACE_STOP, ok -> disableTracing(live));
             }
           }, t.stopDelayMs());
         }

@@ -125,7 +125,7 @@ public final class ConsumerPortService {
     }));
     h.put("Flush", call -> {
       FlushRequest req = FlushRequest.parseFrom(call.args());
-      onConsumer(call, (c, ep) -> ep.flush(Integer.toUnsignedLong(req.getTimeoutMs()), ok -> {
+      onConsumer(call, (c, ep) -> ep.flush(Integer.toUnsignedLong(req.getTimeoutMs()), req.getFlags(), ok -> {
         if (ok) {
           call.reply(FlushResponse.getDefaultInstance());
         } else {
@@ -153,7 +153,7 @@ public final class ConsumerPortService {
       ObserveEventsRequest req = ObserveEventsRequest.parseFrom(call.args());
       int mask = 0;
       for (ObservableEvents.Type t : req.getEventsToObserveList()) {
-        mask |= t.getNumber();
+        mask |= 1 << t.getNumber(); // the core keeps one bit per type number
       }
       int eventsMask = mask;
       onConsumer(call, (c, ep) -> {
