@@ -86,9 +86,9 @@ final class ConsumerConnection implements ConsumerEndpoint {
   }
 
   @Override
-  public void cloneSession(long sessionId, String uniqueSessionName) {
+  public void cloneSession(long sessionId, String uniqueSessionName, Optional<TraceFileSink> outputFile) {
     service.checkThread();
-    service.cloneSession(this, sessionId, uniqueSessionName);
+    service.cloneSession(this, sessionId, uniqueSessionName, outputFile);
   }
 
   @Override

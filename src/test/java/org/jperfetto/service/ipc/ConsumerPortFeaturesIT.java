@@ -374,6 +374,63 @@ class ConsumerPortFeaturesIT extends SocketFixture {
     assertEquals(range(30), seqs(stopAndRead(owner, original), 1), "the clones took nothing from the original");
   }
 
+  @Test
+  void cloneOfAWriteIntoFileSessionGoesIntoThePassedFileAndOtherClonesIgnoreIt() throws Exception {
+    SocketProducer p = producer("app");
+    TracingConsumer owner = consumer();
+    int original = MemFd.create("original", 0);
+    int copy = MemFd.create("copy", 0);
+    try {
+      TracingSession session = owner.enableTracing(ring(256).toBuilder().setWriteIntoFile(true)
+          .setFileWritePeriodMs(100).setUniqueSessionName("wif").build(), original);
+      SmbWriter w = p.startedWriter(1);
+      write(p, w, 3, 0, 10);
+      waitFor(() -> parsedSeqs(original).size() == 10);
+      write(p, w, 3, 10, 5); // in the buffer or the file: the clone has it either way
+
+      CloneSessionResponse none = consumer().cloneSession(
+          CloneSessionRequest.newBuilder().setUniqueSessionName("wif").build(), -1).get(SEC, TimeUnit.SECONDS);
+      assertFalse(none.getSuccess());
+      assertTrue(none.getError().contains("a file descriptor is required"), none.getError());
+
+      TracingConsumer cloner = consumer();
+      CloneSessionResponse r = cloner.cloneSession(
+          CloneSessionRequest.newBuilder().setUniqueSessionName("wif").build(), copy).get(SEC, TimeUnit.SECONDS);
+      assertTrue(r.getSuccess(), r.getError());
+      assertTrue(r.getWasWriteIntoFile());
+      assertEquals(range(15), parsedSeqs(copy), "the original's file so far, then its flushed buffers");
+
+      write(p, w, 3, 15, 5);
+      owner.disableTracing().get(SEC, TimeUnit.SECONDS);
+      assertTrue(session.disabled().get(SEC, TimeUnit.SECONDS).ok());
+      assertEquals(range(20), parsedSeqs(original), "the original kept running and lost nothing");
+      assertEquals(range(15), parsedSeqs(copy), "the clone's file is its own");
+    } finally {
+      Fds.close(original);
+      Fds.close(copy);
+    }
+  }
+
+  @Test
+  void cloneOfABufferSessionIgnoresAPassedFile() throws Exception {
+    SocketProducer p = producer("app");
+    TracingConsumer owner = consumer();
+    owner.enableTracing(ring(64).toBuilder().setUniqueSessionName("buf").build());
+    write(p, p.startedWriter(1), 1, 0, 6);
+    int fd = MemFd.create("unused", 0);
+    try {
+      TracingConsumer cloner = consumer();
+      CloneSessionResponse r = cloner.cloneSession(
+          CloneSessionRequest.newBuilder().setUniqueSessionName("buf").build(), fd).get(SEC, TimeUnit.SECONDS);
+      assertTrue(r.getSuccess(), r.getError());
+      assertFalse(r.getWasWriteIntoFile());
+      assertEquals(0, MemFd.size(fd));
+      assertEquals(range(6), seqs(read(cloner), 1));
+    } finally {
+      Fds.close(fd);
+    }
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Triggers (activated by socket producers)
 
