@@ -141,6 +141,18 @@ class TrackEventInteropTest {
     return size + 1 + varintSize(size); // + its framing as Trace.packet (tag, length)
   }
 
+  /**
+   * Bytes a packet's delta timestamp takes beyond 2: a delta of 16 us or more (a slow, cold or
+   * stalled thread) costs a third byte or more. Upstream's figures come from its SDK at full speed,
+   * where deltas stay under 16 us; size budgets compare with this speed effect taken out.
+   */
+  static int slowTimestampBytes(TracePacket p) {
+    if (!p.hasTimestamp() || p.hasTimestampClockId()) {
+      return 0;
+    }
+    return Math.max(0, varintSize(p.getTimestamp()) - 2);
+  }
+
   static int varintSize(long v) {
     int n = 1;
     while ((v >>>= 7) != 0) {
