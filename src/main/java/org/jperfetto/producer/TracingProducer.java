@@ -274,16 +274,19 @@ public final class TracingProducer implements AutoCloseable {
       return;
     }
     c.port = port;
-    InitializeConnectionRequest.Builder init = InitializeConnectionRequest.newBuilder()
-        .setProducerName(name).setSdkVersion(SDK_VERSION);
-    if (smbSizeHint > 0) {
-      init.setSharedMemorySizeHintBytes(smbSizeHint);
-    }
-    if (smbPageSizeHint > 0) {
-      init.setSharedMemoryPageSizeHintBytes(smbPageSizeHint);
-    }
-    port.invoke("InitializeConnection", init.build())
-        .whenComplete((reply, e) -> run(() -> onInitialized(c, e)));
+    // As upstream's SDK: both hints always present (0 = the service's default), SMB scraping asked
+    // for (so the service can read chunks our idle writers still hold), and GetAsyncCommand
+    // pipelined right behind InitializeConnection.
+    InitializeConnectionRequest init = InitializeConnectionRequest.newBuilder()
+        .setSharedMemoryPageSizeHintBytes(smbPageSizeHint)
+        .setSharedMemorySizeHintBytes(smbSizeHint)
+        .setProducerName(name)
+        .setSmbScrapingMode(InitializeConnectionRequest.ProducerSMBScrapingMode.SMB_SCRAPING_ENABLED)
+        .setSdkVersion(SDK_VERSION)
+        .build();
+    port.invoke("InitializeConnection", init).whenComplete((reply, e) -> run(() -> onInitialized(c, e)));
+    port.invokeStreaming("GetAsyncCommand", GetAsyncCommandRequest.getDefaultInstance().toByteString(), -1,
+        reply -> onAsyncCommandReply(c, reply));
   }
 
   private void onInitialized(Connection c, Throwable err) {
@@ -296,8 +299,6 @@ public final class TracingProducer implements AutoCloseable {
       return;
     }
     c.initialized = true;
-    c.port.invokeStreaming("GetAsyncCommand", GetAsyncCommandRequest.getDefaultInstance().toByteString(), -1,
-        reply -> onAsyncCommandReply(c, reply));
     for (DataSource<?> ds : dataSources) {
       c.registerDataSource(ds.descriptor());
     }

@@ -232,10 +232,7 @@ class TrackEventIT {
   @Test
   void slicesWithOneIntArgTakeAtMost53BytesEachInTheTrace() throws Exception {
     int n = 20_000;
-    List<TracePacket> upstream = TrackEventInteropTest.upstreamSequence("v58producer_v58traced");
-    double trustedPerPacket = upstream.stream().mapToInt(p -> p.getSerializedSize()
-        - p.toBuilder().clearTrustedUid().clearTrustedPid().clearTrustedPacketSequenceId().build().getSerializedSize())
-        .average().orElseThrow();
+    double trustedPerPacket = TrackEventInteropTest.upstreamTrustedBytesPerPacket();
     Track counter = Track.counter("size_counter");
     try (TrackEventFixture f = new TrackEventFixture(dir, org.jperfetto.producer.BufferExhaustedPolicy.STALL, APP)) {
       f.start(1, TrackEventConfig.getDefaultInstance());

@@ -153,6 +153,13 @@ class TrackEventInteropTest {
     return Math.max(0, varintSize(p.getTimestamp()) - 2);
   }
 
+  /** Bytes upstream traced v58 added to each packet of the capture (trusted_uid, _pid, _sequence_id). */
+  static double upstreamTrustedBytesPerPacket() throws Exception {
+    return upstreamSequence("v58producer_v58traced").stream().mapToInt(p -> p.getSerializedSize()
+        - p.toBuilder().clearTrustedUid().clearTrustedPid().clearTrustedPacketSequenceId().build().getSerializedSize())
+        .average().orElseThrow();
+  }
+
   static int varintSize(long v) {
     int n = 1;
     while ((v >>>= 7) != 0) {
