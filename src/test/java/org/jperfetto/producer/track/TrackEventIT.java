@@ -254,8 +254,8 @@ class TrackEventIT {
       }
       double perSlice = (bytes + trustedPerPacket * packets.size()) / n;
       double atFullSpeed = perSlice - (double) slow / n;
-      System.out.printf("trace bytes per slice (%d slices, one int arg, counter every 10th): %.2f, %.2f without"
-          + " timestamp bytes from deltas over 16 us (%.2f producer-written + %.2f trusted fields per packet)%n", n,
+      System.out.printf("trace bytes per slice (%d slices, one int arg, counter every 10th): %.2f, %.2f with every"
+          + " delta timestamp counted at 2 bytes (%.2f producer-written + %.2f trusted fields per packet)%n", n,
           perSlice, atFullSpeed, (double) bytes / n, trustedPerPacket);
       assertTrue(atFullSpeed <= 53.0, "bytes per slice " + atFullSpeed + " (raw " + perSlice + ")");
     }
