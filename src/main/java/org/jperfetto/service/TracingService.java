@@ -66,7 +66,10 @@ public final class TracingService {
   private final ClockSource clocks;
   private final ServicePackets servicePackets;
   private final int serviceUid;
-  /** Set by a config's lockdown_mode LOCKDOWN_SET: producers of other uids are refused. */
+  /**
+   * Set by a config's lockdown_mode LOCKDOWN_SET: producers of other uids are refused, and those
+   * already connected get no data source instances.
+   */
   private boolean lockdownMode;
 
   private final Map<Integer, ProducerConnection> producers = new TreeMap<>();
@@ -316,6 +319,12 @@ public final class TracingService {
 
   private DataSourceInstance setupDataSource(TracingSession s, TraceConfig.DataSource cfg,
       ProducerConnection p, DataSourceDescriptor d) {
+    if (lockdownMode && p.identity.uid() != serviceUid) {
+      // Producers of other uids that connected before the lockdown get no data source either.
+      LOG.log(System.Logger.Level.INFO, "lockdown mode: not setting up \"{0}\" on producer {1} of uid {2}",
+          d.getName(), p.id, p.identity.uid());
+      return null;
+    }
     if (!producerMatches(p.name, cfg)) {
       return null;
     }
