@@ -100,7 +100,7 @@ public class CommitDataBench {
     public void stopDataSource(long instanceId) {}
 
     @Override
-    public void flush(long requestId, long[] ids, int flags) {}
+    public void flush(long requestId, long[] ids, long flags) {}
 
     @Override
     public void clearIncrementalState(long[] ids) {}
