@@ -1,0 +1,80 @@
+package org.jperfetto.producer;
+
+import java.util.Arrays;
+
+/**
+ * One CommitData's worth of work taken from the {@link SharedMemoryArbiter}: the chunks to move and
+ * the patches, in primitive arrays so that collecting them allocates nothing. Reused: the arbiter
+ * swaps its pending batch with an empty one.
+ */
+final class CommitBatch {
+  // chunks_to_move
+  int moves;
+  int[] movePage = new int[16];
+  int[] moveChunk = new int[16];
+  int[] moveTargetBuffer = new int[16];
+  long movedBytes;
+
+  // chunks_to_patch, one entry per 4-byte patch; consecutive entries of the same (writer, chunk)
+  // form one ChunkToPatch. patchHasMore marks the last entry of a group whose chunk has more
+  // patches to come in a later batch.
+  int patches;
+  int[] patchWriterId = new int[8];
+  int[] patchChunkId = new int[8];
+  int[] patchTargetBuffer = new int[8];
+  int[] patchOffset = new int[8];
+  int[] patchData = new int[8];
+  boolean[] patchHasMore = new boolean[8];
+
+  /** flush_request_id to ack, or 0 for none. */
+  long flushRequestId;
+
+  boolean isEmpty() {
+    return moves == 0 && patches == 0 && flushRequestId == 0;
+  }
+
+  void addMove(int page, int chunk, int targetBuffer, int chunkSize) {
+    if (moves == movePage.length) {
+      int n = moves * 2;
+      movePage = Arrays.copyOf(movePage, n);
+      moveChunk = Arrays.copyOf(moveChunk, n);
+      moveTargetBuffer = Arrays.copyOf(moveTargetBuffer, n);
+    }
+    movePage[moves] = page;
+    moveChunk[moves] = chunk;
+    moveTargetBuffer[moves] = targetBuffer;
+    moves++;
+    movedBytes += chunkSize;
+  }
+
+  void addPatch(int writerId, int chunkId, int targetBuffer, int offset, int data) {
+    if (patches == patchWriterId.length) {
+      int n = patches * 2;
+      patchWriterId = Arrays.copyOf(patchWriterId, n);
+      patchChunkId = Arrays.copyOf(patchChunkId, n);
+      patchTargetBuffer = Arrays.copyOf(patchTargetBuffer, n);
+      patchOffset = Arrays.copyOf(patchOffset, n);
+      patchData = Arrays.copyOf(patchData, n);
+      patchHasMore = Arrays.copyOf(patchHasMore, n);
+    }
+    patchWriterId[patches] = writerId;
+    patchChunkId[patches] = chunkId;
+    patchTargetBuffer[patches] = targetBuffer;
+    patchOffset[patches] = offset;
+    patchData[patches] = data;
+    patchHasMore[patches] = false;
+    patches++;
+  }
+
+  /** Whether patch i starts a new ChunkToPatch (differs in writer or chunk from patch i - 1). */
+  boolean startsPatchGroup(int i) {
+    return i == 0 || patchWriterId[i] != patchWriterId[i - 1] || patchChunkId[i] != patchChunkId[i - 1];
+  }
+
+  void clear() {
+    moves = 0;
+    movedBytes = 0;
+    patches = 0;
+    flushRequestId = 0;
+  }
+}

@@ -1,0 +1,40 @@
+package org.jperfetto.producer;
+
+/**
+ * Callbacks of a {@link DataSource}, run on the producer's own thread (one at a time, never on a
+ * tracing thread). They must not block for long: stopping can be finished later through the
+ * {@link StopHandle}.
+ *
+ * @param <S> the per-instance state the data source keeps (from {@link #onSetup})
+ */
+public interface DataSourceHandler<S> {
+  /** A session set up an instance; returns its state (may be null). */
+  default S onSetup(DataSourceInstance<S> instance) {
+    return null;
+  }
+
+  /** The instance started: {@link DataSource#trace} reaches it from now on. */
+  default void onStart(DataSourceInstance<S> instance) {}
+
+  /**
+   * The instance is stopping. Call {@code stop.done()} when finished (now or later, from any
+   * thread); only then is the instance disabled and, if the descriptor sets will_notify_on_stop,
+   * the service told. The default is done at once.
+   */
+  default void onStop(DataSourceInstance<S> instance, StopHandle stop) {
+    stop.done();
+  }
+
+  /** The service asked for a flush of the instance; what the writers hold is committed after this. */
+  default void onFlush(DataSourceInstance<S> instance) {}
+
+  /** The service asked to forget incremental state (interning tables and the like). */
+  default void onClearIncrementalState(DataSourceInstance<S> instance) {}
+
+  /** Finishes an asynchronous stop. */
+  @FunctionalInterface
+  interface StopHandle {
+    /** The data source is done stopping; later calls do nothing. */
+    void done();
+  }
+}

@@ -1,0 +1,246 @@
+package org.jperfetto.producer;
+
+import java.lang.foreign.MemorySegment;
+import java.util.BitSet;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import org.jperfetto.abi.ChunkHandle;
+import org.jperfetto.abi.ChunkHeader;
+import org.jperfetto.abi.PageLayout;
+import org.jperfetto.abi.SharedMemoryAbi;
+import org.jperfetto.producer.proto.PatchList;
+
+/**
+ * The producer's side of one shared memory buffer: hands free chunks to {@link TraceWriter}s,
+ * collects the chunks they give back and their patches into the next CommitData, and allocates
+ * writer ids.
+ *
+ * <p>Pages are partitioned with upstream's default layout, one chunk per page ({@link
+ * PageLayout#DIV1}), and scanned round-robin from where the last search stopped. A lock is taken
+ * only to acquire or return a chunk, never per packet. Completed work is batched: the first item of
+ * an empty batch, a patch, or half the buffer pending asks the {@link CommitSink} to drain, and the
+ * sink sends the batch from its own thread (upstream's batch period is 0 ms, so "batched" means
+ * whatever accumulates until the sink's thread runs).
+ */
+final class SharedMemoryArbiter {
+  /** The layout upstream partitions pages with (kPageDiv1). */
+  static final PageLayout DEFAULT_PAGE_LAYOUT = PageLayout.DIV1;
+
+  /** Where batches go: the connection (CommitData over IPC) or, in benchmarks, a fake service. */
+  interface CommitSink {
+    /** Pending work exists; arrange for {@link #drainTo} to be called soon, off the caller's thread. */
+    void commitPending();
+
+    /** A writer was created for target_buffer (RegisterTraceWriter). */
+    default void registerTraceWriter(int writerId, int targetBuffer) {}
+
+    /** A writer went away (UnregisterTraceWriter). */
+    default void unregisterTraceWriter(int writerId) {}
+  }
+
+  private static final long MAX_STALL_INTERVAL_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+  /** STALL_THEN_DROP gives up after this many waits (upstream's kAssertAtNStalls). */
+  static final int MAX_STALLS_BEFORE_DROP = 300;
+
+  private final SharedMemoryAbi abi;
+  private final CommitSink sink;
+  private final Object lock = new Object();
+  private int pageIndex; // guarded by lock
+  private CommitBatch pending = new CommitBatch(); // guarded by lock
+  private boolean drainRequested; // guarded by lock
+  private final BitSet writerIds = new BitSet(); // guarded by lock
+  private volatile boolean detached;
+  private volatile long stalls;
+
+  SharedMemoryArbiter(SharedMemoryAbi abi, CommitSink sink) {
+    this.abi = abi;
+    this.sink = sink;
+  }
+
+  SharedMemoryAbi abi() {
+    return abi;
+  }
+
+  MemorySegment segment() {
+    return abi.segment();
+  }
+
+  /** Times a writer had to wait for a free chunk. */
+  long stalls() {
+    return stalls;
+  }
+
+  /**
+   * The service is gone: writers waiting for a chunk stop waiting and drop, and nothing more will
+   * be committed from this buffer.
+   */
+  void detach() {
+    detached = true;
+  }
+
+  boolean isDetached() {
+    return detached;
+  }
+
+  // ---- writer ids ----
+
+  /** A free writer id in 1..{@link ChunkHeader#MAX_WRITER_ID}, or 0 when all are taken. */
+  int acquireWriterId() {
+    synchronized (lock) {
+      int id = writerIds.nextClearBit(1);
+      if (id > ChunkHeader.MAX_WRITER_ID) {
+        return 0;
+      }
+      writerIds.set(id);
+      return id;
+    }
+  }
+
+  void releaseWriterId(int writerId) {
+    synchronized (lock) {
+      writerIds.clear(writerId);
+    }
+  }
+
+  int activeWriters() {
+    synchronized (lock) {
+      return writerIds.cardinality();
+    }
+  }
+
+  CommitSink sink() {
+    return sink;
+  }
+
+  // ---- chunks ----
+
+  /**
+   * A chunk moved to BEING_WRITTEN with the given header, or {@link ChunkHandle#INVALID} when the
+   * buffer is exhausted and the policy says drop (or, under STALL, when the service is gone).
+   */
+  long getNewChunk(int writerId, int chunkId, short packets, BufferExhaustedPolicy policy) {
+    long intervalNanos = 0;
+    for (int stall = 0; ; stall++) {
+      synchronized (lock) {
+        int pages = abi.numPages();
+        int start = pageIndex;
+        for (int i = 0; i < pages; i++) {
+          int page = (start + i) % pages;
+          pageIndex = page;
+          if (abi.isPageFree(page)) {
+            abi.tryPartitionPage(page, DEFAULT_PAGE_LAYOUT);
+          }
+          int free = abi.getFreeChunks(page);
+          for (int idx = 0; free != 0; idx++, free >>>= 1) {
+            if ((free & 1) == 0) {
+              continue;
+            }
+            long chunk = abi.tryAcquireChunkForWriting(page, idx, chunkId, writerId, packets);
+            if (ChunkHandle.isValid(chunk)) {
+              return chunk;
+            }
+          }
+        }
+      }
+      if (policy == BufferExhaustedPolicy.DROP || detached
+          || (policy == BufferExhaustedPolicy.STALL_THEN_DROP && stall >= MAX_STALLS_BEFORE_DROP)) {
+        return ChunkHandle.INVALID;
+      }
+      stalls++;
+      requestDrain(); // make sure what is complete reaches the service, which frees chunks
+      LockSupport.parkNanos(intervalNanos);
+      intervalNanos = Math.min(MAX_STALL_INTERVAL_NANOS, (intervalNanos + 1000) * 8);
+    }
+  }
+
+  /**
+   * Marks chunk COMPLETE and queues it for CommitData with target_buffer, plus the patches at the
+   * front of patches that are filled in (they leave the list).
+   */
+  void returnCompletedChunk(long chunk, int writerId, int targetBuffer, PatchList patches) {
+    boolean drain;
+    synchronized (lock) {
+      int page = abi.releaseChunkAsComplete(chunk);
+      if (page == SharedMemoryAbi.INVALID_PAGE) {
+        throw new IllegalStateException("chunk not being written on return: " + ChunkHandle.describe(chunk));
+      }
+      pending.addMove(page, ChunkHandle.chunkIndex(chunk), targetBuffer, ChunkHandle.chunkSize(chunk));
+      takePatchesLocked(writerId, targetBuffer, patches);
+      drain = shouldDrainLocked();
+    }
+    if (drain) {
+      sink.commitPending();
+    }
+  }
+
+  /** Queues the filled-in patches at the front of patches (without returning a chunk). */
+  void sendPatches(int writerId, int targetBuffer, PatchList patches) {
+    boolean drain;
+    synchronized (lock) {
+      takePatchesLocked(writerId, targetBuffer, patches);
+      drain = shouldDrainLocked();
+    }
+    if (drain) {
+      sink.commitPending();
+    }
+  }
+
+  private void takePatchesLocked(int writerId, int targetBuffer, PatchList patches) {
+    while (patches.frontIsPatched()) {
+      int chunkId = patches.frontChunkId();
+      pending.addPatch(writerId, chunkId, targetBuffer, patches.frontOffset(), patches.frontSizeField());
+      patches.popFront();
+      if (!patches.isEmpty() && patches.frontChunkId() == chunkId && !patches.frontIsPatched()) {
+        pending.patchHasMore[pending.patches - 1] = true;
+      }
+    }
+  }
+
+  /** The flush with this id is done on the producer side: ack it with the next CommitData. */
+  void notifyFlushComplete(long flushRequestId) {
+    synchronized (lock) {
+      pending.flushRequestId = Math.max(pending.flushRequestId, flushRequestId);
+      drainRequested = true;
+    }
+    sink.commitPending();
+  }
+
+  /** Asks the sink to drain now if anything is pending (e.g. a writer flushed). */
+  void requestDrain() {
+    boolean drain;
+    synchronized (lock) {
+      drain = !pending.isEmpty() && !drainRequested;
+      drainRequested |= drain;
+    }
+    if (drain) {
+      sink.commitPending();
+    }
+  }
+
+  /**
+   * Upstream's batch period is 0 ms: the first item of a batch schedules its drain, and what
+   * arrives before the drain runs rides along. (Patches and a half-full buffer, which upstream
+   * sends at once, are covered by that.)
+   */
+  private boolean shouldDrainLocked() {
+    if (drainRequested) {
+      return false;
+    }
+    drainRequested = true;
+    return true;
+  }
+
+  /**
+   * Swaps the pending batch into {@code into} (which must be empty) and returns it; {@code into}'s
+   * old arrays become the new pending batch. Called by the sink on its own thread.
+   */
+  CommitBatch drainTo(CommitBatch into) {
+    into.clear();
+    synchronized (lock) {
+      CommitBatch taken = pending;
+      pending = into;
+      drainRequested = false;
+      return taken;
+    }
+  }
+}

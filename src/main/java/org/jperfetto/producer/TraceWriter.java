@@ -1,0 +1,335 @@
+package org.jperfetto.producer;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import org.jperfetto.abi.ChunkHandle;
+import org.jperfetto.abi.ChunkHeader;
+import org.jperfetto.abi.PacketFragments;
+import org.jperfetto.abi.SharedMemoryAbi;
+import org.jperfetto.producer.proto.PacketFragment;
+import org.jperfetto.producer.proto.PatchList;
+import org.jperfetto.producer.proto.ProtoWriter;
+import org.jperfetto.producer.proto.ScatteredStreamWriter;
+import org.jperfetto.protos.TracePacket;
+
+/**
+ * Writes TracePackets of one sequence (one writer id, one target buffer) straight into chunks of the
+ * shared memory buffer. One thread uses a writer; nothing in it allocates per packet.
+ *
+ * <p>{@link #newTracePacket()} returns the same {@link ProtoWriter} every time, positioned at a new
+ * packet; the packet ends at {@link #finishTracePacket()}, at the next {@code newTracePacket()}, or
+ * at {@link #flush()}. Each packet is a fragment with a size header that is 1 byte when it is under
+ * 127 bytes and stayed in its chunk, 4 bytes otherwise; a packet that outgrows its chunk goes on in
+ * the next one (continue flags), and sizes of nested messages left in a chunk already handed back
+ * go to the service as patches (needs-patching flag). Packet counts and flags are published with
+ * release stores.
+ *
+ * <p>When the buffer is exhausted under {@link BufferExhaustedPolicy#DROP} the writer writes into a
+ * private scratch chunk; a packet cut off that way gets the drop marker as its size, and the next
+ * packet that reaches a real chunk carries {@code previous_packet_dropped}, so the service and
+ * trace_processor report the loss instead of decoding garbage.
+ */
+public final class TraceWriter implements AutoCloseable {
+  /** Leave room for one more count: a finished packet inflates the count before the next starts. */
+  static final int MAX_PACKETS_PER_CHUNK = ChunkHeader.MAX_PACKET_COUNT - 1;
+  /** Smallest room worth starting a packet in: its size header plus a few bytes. */
+  private static final int MIN_PACKET_ROOM = PacketFragments.SIZE_FIELD_BYTES + 8;
+  private static final int GARBAGE_CHUNK_SIZE = 1024;
+  private static final int DATA_LOSS_SMB_FULL = TracePacket.DataLossReason.DATA_LOSS_PRESENT_VALUE
+      | TracePacket.DataLossReason.DATA_LOSS_SMB_FULL_VALUE;
+
+  private final SharedMemoryArbiter arbiter;
+  private final SharedMemoryAbi abi;
+  private final MemorySegment smb;
+  private final int writerId;
+  private final int targetBuffer;
+  private final BufferExhaustedPolicy policy;
+  private final ScatteredStreamWriter stream;
+  private final PatchList patches = new PatchList();
+  private final ProtoWriter packet;
+  private final PacketFragment fragment;
+  private final MemorySegment garbage;
+
+  private long chunk = ChunkHandle.INVALID;
+  private int chunkId;
+  private int nextChunkId;
+  private boolean packetOpen;
+  private boolean fragmenting;
+  private boolean dropPackets;
+  private boolean retryNewChunkAfterPacket;
+  private boolean reachedMaxPackets;
+  private boolean countInflated;
+  private boolean firstPacketOnSequence = true;
+  private boolean closed;
+  private long dropEvents;
+  private long droppedPackets;
+  private long packetsWritten;
+
+  TraceWriter(SharedMemoryArbiter arbiter, int writerId, int targetBuffer, BufferExhaustedPolicy policy) {
+    if (writerId <= 0 || writerId > ChunkHeader.MAX_WRITER_ID) {
+      throw new IllegalArgumentException("writer id out of range: writer=" + writerId);
+    }
+    this.arbiter = arbiter;
+    this.abi = arbiter.abi();
+    this.smb = abi.segment();
+    this.writerId = writerId;
+    this.targetBuffer = targetBuffer;
+    this.policy = java.util.Objects.requireNonNull(policy, "policy");
+    this.stream = new ScatteredStreamWriter(w -> nextRange());
+    this.packet = new ProtoWriter(stream, patches);
+    this.fragment = new PacketFragment(stream);
+    this.garbage = Arena.ofAuto().allocate(GARBAGE_CHUNK_SIZE, 8);
+  }
+
+  /**
+   * A writer on a fresh writer id of arbiter, registered with the service for targetBuffer.
+   *
+   * @throws IllegalStateException if every writer id is taken
+   */
+  static TraceWriter create(SharedMemoryArbiter arbiter, int targetBuffer, BufferExhaustedPolicy policy) {
+    int id = arbiter.acquireWriterId();
+    if (id == 0) {
+      throw new IllegalStateException("no free trace writer id (max " + ChunkHeader.MAX_WRITER_ID + ")");
+    }
+    arbiter.sink().registerTraceWriter(id, targetBuffer);
+    return new TraceWriter(arbiter, id, targetBuffer, policy);
+  }
+
+  /** This writer's id in chunk headers (the sequence the service sees). */
+  public int writerId() {
+    return writerId;
+  }
+
+  /** The service buffer the packets go to. */
+  public int targetBuffer() {
+    return targetBuffer;
+  }
+
+  /** Times the writer found the buffer exhausted and started dropping. */
+  public long dropEvents() {
+    return dropEvents;
+  }
+
+  /** Packets begun while dropping, plus packets cut off when the buffer ran out (lost packets). */
+  public long droppedPackets() {
+    return droppedPackets;
+  }
+
+  /** Packets begun (dropped ones included). */
+  public long packetsWritten() {
+    return packetsWritten;
+  }
+
+  /**
+   * Starts a TracePacket (finishing the previous one if it is still open) and returns the writer
+   * for its fields. The same object is returned every time: do not keep it across packets.
+   */
+  public ProtoWriter newTracePacket() {
+    if (closed) {
+      throw new IllegalStateException("trace writer closed: writer=" + writerId);
+    }
+    if (packetOpen) {
+      finishTracePacket();
+    }
+    finalizeFragment();
+    fragmenting = false;
+    boolean wasDropping = dropPackets;
+    if (stream.bytesAvailable() < MIN_PACKET_ROOM || reachedMaxPackets || retryNewChunkAfterPacket) {
+      nextRange();
+    }
+    if (patches.frontIsPatched()) {
+      arbiter.sendPatches(writerId, targetBuffer, patches);
+    }
+    packet.reset();
+    fragment.begin();
+    fragmenting = true;
+    packetOpen = true;
+    packetsWritten++;
+    if (!dropPackets) {
+      int count;
+      if (countInflated) {
+        count = ChunkHeader.packetCount(abi.packetsAcquire(chunk));
+        countInflated = false;
+      } else {
+        count = abi.incrementPacketCount(chunk);
+      }
+      reachedMaxPackets = count == MAX_PACKETS_PER_CHUNK;
+      if (wasDropping) {
+        packet.appendVarInt(TracePacket.PREVIOUS_PACKET_DROPPED_FIELD_NUMBER, DATA_LOSS_SMB_FULL);
+      }
+    } else {
+      droppedPackets++;
+    }
+    if (firstPacketOnSequence) {
+      packet.appendBool(TracePacket.FIRST_PACKET_ON_SEQUENCE_FIELD_NUMBER, true);
+      firstPacketOnSequence = false;
+    }
+    return packet;
+  }
+
+  /**
+   * Ends the current packet: closes its open nested messages and writes its size. The count of the
+   * chunk is raised right away (as upstream's writer does) so a service scraping the chunk before
+   * it is complete sees the packet; a packet started later in the same chunk reuses that count.
+   */
+  public void finishTracePacket() {
+    if (!packetOpen) {
+      return;
+    }
+    packet.endAllNested();
+    finalizeFragment();
+    packetOpen = false;
+    fragmenting = false;
+    if (ChunkHandle.isValid(chunk) && !countInflated) {
+      if (stream.bytesAvailable() < 1) {
+        returnCompletedChunk();
+      } else {
+        countInflated = true;
+        abi.incrementPacketCount(chunk);
+      }
+    }
+    if (patches.frontIsPatched()) {
+      arbiter.sendPatches(writerId, targetBuffer, patches);
+    }
+  }
+
+  /**
+   * Finishes the open packet, hands the current chunk back and asks for a CommitData soon. The next
+   * packet starts in a new chunk.
+   */
+  public void flush() {
+    if (closed) {
+      return;
+    }
+    finishTracePacket();
+    if (ChunkHandle.isValid(chunk)) {
+      returnCompletedChunk();
+    }
+    stream.reset(MemorySegment.NULL, 0, 0);
+    arbiter.requestDrain();
+  }
+
+  /** Flushes, then gives the writer id back (UnregisterTraceWriter). Idempotent. */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    flush();
+    closed = true;
+    arbiter.releaseWriterId(writerId);
+    arbiter.sink().unregisterTraceWriter(writerId);
+  }
+
+  private void finalizeFragment() {
+    if (fragment.isOpen()) {
+      fragment.end();
+    }
+  }
+
+  private void returnCompletedChunk() {
+    if (countInflated) {
+      // The inflated count names a packet that never started: make it an empty one.
+      long p = stream.writePtr();
+      if (stream.segment() != smb || stream.bytesAvailable() < 1) {
+        throw new IllegalStateException("no room for the inflated packet: writer=" + writerId
+            + " " + ChunkHandle.describe(chunk));
+      }
+      smb.set(JAVA_BYTE, p, (byte) 0);
+      stream.setWritePtr(p + 1);
+      countInflated = false;
+    }
+    long c = chunk;
+    chunk = ChunkHandle.INVALID;
+    arbiter.returnCompletedChunk(c, writerId, targetBuffer, patches);
+  }
+
+  /** The stream's delegate: the current range is full (or there is none yet). */
+  private void nextRange() {
+    if (fragmenting && dropPackets) {
+      // Mid-packet in the scratch chunk: wrap around in it, and try the buffer again only when the
+      // packet is over, since its start is lost anyway.
+      retryNewChunkAfterPacket = true;
+      if (fragment.isOpen()) {
+        fragment.endAtChunkBoundary(); // writes into the scratch chunk: harmless
+      }
+      packet.discardSizeFields(garbage, 0, garbage.byteSize());
+      stream.reset(garbage, 0, garbage.byteSize());
+      return;
+    }
+    short packets = fragmenting
+        ? ChunkHeader.packets(1, ChunkHeader.FIRST_PACKET_CONTINUES_FROM_PREV_CHUNK)
+        : ChunkHeader.packets(0, 0);
+    BufferExhaustedPolicy effective =
+        policy == BufferExhaustedPolicy.STALL_THEN_DROP && dropPackets ? BufferExhaustedPolicy.DROP : policy;
+    long next = arbiter.getNewChunk(writerId, nextChunkId, packets, effective);
+    if (!ChunkHandle.isValid(next)) {
+      enterDropMode();
+      return;
+    }
+    if (fragmenting) {
+      // The packet goes on in the new chunk: close this fragment with a 4-byte size and move the
+      // size fields of open nested messages that lie in the old chunk to the patch list.
+      abi.setFlag(chunk, ChunkHeader.LAST_PACKET_CONTINUES_ON_NEXT_CHUNK);
+      fragment.endAtChunkBoundary();
+      if (packet.redirectSizeFields(smb, abi.payloadOffset(chunk), chunkEnd(chunk), chunkId) > 0) {
+        abi.setFlag(chunk, ChunkHeader.CHUNK_NEEDS_PATCHING);
+      }
+    }
+    if (ChunkHandle.isValid(chunk)) {
+      returnCompletedChunk();
+    }
+    dropPackets = false;
+    reachedMaxPackets = false;
+    retryNewChunkAfterPacket = false;
+    countInflated = false;
+    chunk = next;
+    chunkId = nextChunkId++;
+    long begin = abi.payloadOffset(next);
+    long end = chunkEnd(next);
+    if (fragmenting) {
+      smb.set(JAVA_INT_UNALIGNED, begin, 0);
+      stream.reset(smb, begin + PacketFragments.SIZE_FIELD_BYTES, end);
+      fragment.beginContinuation(smb, begin);
+    } else {
+      stream.reset(smb, begin, end);
+    }
+  }
+
+  private void enterDropMode() {
+    if (fragmenting) {
+      // The packet started in a real chunk and cannot go on: mark its fragment so the service throws
+      // the packet away, and forget sizes that lie in that chunk (no patch for a dropped packet).
+      if (fragment.isOpen()) {
+        fragment.endAsDropped();
+      }
+      if (ChunkHandle.isValid(chunk)) {
+        packet.discardSizeFields(smb, abi.payloadOffset(chunk), chunkEnd(chunk));
+      }
+      droppedPackets++;
+    }
+    if (ChunkHandle.isValid(chunk)) {
+      returnCompletedChunk();
+    }
+    if (!dropPackets) {
+      dropEvents++;
+    }
+    dropPackets = true;
+    countInflated = false;
+    reachedMaxPackets = false;
+    retryNewChunkAfterPacket = false;
+    stream.reset(garbage, 0, garbage.byteSize());
+  }
+
+  private long chunkEnd(long c) {
+    return abi.chunkOffset(c) + ChunkHandle.chunkSize(c);
+  }
+
+  @Override
+  public String toString() {
+    return "TraceWriter(writer=" + writerId + " target_buffer=" + targetBuffer + " policy=" + policy + ")";
+  }
+}

@@ -1,0 +1,92 @@
+package org.jperfetto.producer;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * An arbiter over a fresh SMB whose CommitSink feeds a {@link ServiceSide}: at once on the
+ * committing thread (SYNC), from a separate draining thread (ASYNC), or only when the test says
+ * so (LAZY, to make the SMB run out).
+ */
+final class TestSink implements SharedMemoryArbiter.CommitSink, AutoCloseable {
+  enum Mode { SYNC, ASYNC, LAZY }
+
+  final Arena arena = Arena.ofShared();
+  final MemorySegment smb;
+  final ServiceSide service;
+  final SharedMemoryArbiter arbiter;
+  final AtomicInteger registered = new AtomicInteger();
+  final AtomicInteger unregistered = new AtomicInteger();
+  private final Mode mode;
+  private final Semaphore wake = new Semaphore(0);
+  private final Thread drainer;
+  private volatile boolean closing;
+  private CommitBatch spare = new CommitBatch();
+
+  TestSink(Mode mode, int pages, int pageSize, long bufferBytes) {
+    this.mode = mode;
+    this.smb = arena.allocate((long) pages * pageSize, 4096);
+    this.service = new ServiceSide(smb, pageSize, bufferBytes);
+    this.arbiter = new SharedMemoryArbiter(new org.jperfetto.abi.SharedMemoryAbi(smb, pageSize), this);
+    if (mode == Mode.ASYNC) {
+      drainer = Thread.ofPlatform().daemon().name("test-drainer").start(() -> {
+        while (!closing) {
+          try {
+            wake.tryAcquire(10, TimeUnit.MILLISECONDS);
+          } catch (InterruptedException e) {
+            return;
+          }
+          wake.drainPermits();
+          drain();
+        }
+      });
+    } else {
+      drainer = null;
+    }
+  }
+
+  @Override
+  public void commitPending() {
+    switch (mode) {
+      case SYNC -> drain();
+      case ASYNC -> wake.release();
+      case LAZY -> { }
+    }
+  }
+
+  @Override
+  public void registerTraceWriter(int writerId, int targetBuffer) {
+    registered.incrementAndGet();
+  }
+
+  @Override
+  public void unregisterTraceWriter(int writerId) {
+    unregistered.incrementAndGet();
+  }
+
+  /** Sends what is pending to the service side. */
+  synchronized void drain() {
+    CommitBatch batch = arbiter.drainTo(spare);
+    if (!batch.isEmpty()) {
+      service.commit(CommitRequests.toProto(batch));
+    }
+    spare = batch;
+  }
+
+  TraceWriter newWriter(BufferExhaustedPolicy policy) {
+    return TraceWriter.create(arbiter, 1, policy);
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    closing = true;
+    if (drainer != null) {
+      drainer.join();
+    }
+    service.buffer.close();
+    arena.close();
+  }
+}
