@@ -49,6 +49,12 @@ public final class ProtoWriter {
     return patches;
   }
 
+  /** Forgets any open nested messages, for the next root message; their sizes stay unwritten. */
+  public void reset() {
+    java.util.Arrays.fill(sizeFieldSegment, 1, depth + 1, null);
+    depth = 0;
+  }
+
   /** Number of nested messages open (0 when appending to the root). */
   public int depth() {
     return depth;
