@@ -51,8 +51,9 @@ public class TraceBufferBenchmark {
     return smb;
   }
 
+  /** A ring buffer fed by 1 or 4 writers whose chunks interleave. */
   @State(Scope.Thread)
-  public static class CopyState {
+  public abstract static class Feed {
     @Param({"1", "4"})
     int writers;
 
@@ -61,31 +62,44 @@ public class TraceBufferBenchmark {
     TraceBuffer tb;
     int[] nextChunkId;
     int n;
-    MemorySegment ring;
-    long ringPos;
 
     @Setup(Level.Trial)
-    public void setUp() {
+    public void setUpFeed() {
       arena = Arena.ofShared();
       smb = smbPage(arena);
       tb = TraceBuffer.create(BUFFER_SIZE, OverwritePolicy.RING_BUFFER);
       nextChunkId = new int[writers];
-      ring = arena.allocate(BUFFER_SIZE, 64);
+    }
+
+    void copyOne() {
+      int w = n++ % writers;
+      tb.copyChunkUntrusted(1, 1000, 42, w + 1, nextChunkId[w]++, PACKETS_PER_CHUNK, 0, true, smb,
+          16, PAYLOAD);
     }
 
     @TearDown(Level.Trial)
-    public void tearDown() {
+    public void tearDownFeed() {
       tb.close();
       arena.close();
+    }
+  }
+
+  @State(Scope.Thread)
+  public static class CopyState extends Feed {
+    final Arena ringArena = Arena.ofShared();
+    final MemorySegment ring = ringArena.allocate(BUFFER_SIZE, 64);
+    long ringPos;
+
+    @TearDown(Level.Trial)
+    public void tearDownRing() {
+      ringArena.close();
     }
   }
 
   /** One 4 KiB chunk into the ring buffer; with 4 writers, their chunks interleave. */
   @Benchmark
   public void copyChunk(CopyState s) {
-    int w = s.n++ % s.writers;
-    s.tb.copyChunkUntrusted(1, 1000, 42, w + 1, s.nextChunkId[w]++, PACKETS_PER_CHUNK, 0, true,
-        s.smb, 16, PAYLOAD);
+    s.copyOne();
   }
 
   /** The bare copy of the same bytes into a ring of the same size. */
@@ -98,39 +112,15 @@ public class TraceBufferBenchmark {
   }
 
   @State(Scope.Thread)
-  public static class ReadState {
-    @Param({"1", "4"})
-    int writers;
-
-    Arena arena;
-    MemorySegment smb;
-    TraceBuffer tb;
-    int[] nextChunkId;
-    int n;
+  public static class ReadState extends Feed {
     final BufferedPacket packet = new BufferedPacket();
-
-    @Setup(Level.Trial)
-    public void setUp() {
-      arena = Arena.ofShared();
-      smb = smbPage(arena);
-      tb = TraceBuffer.create(BUFFER_SIZE, OverwritePolicy.RING_BUFFER);
-      nextChunkId = new int[writers];
-    }
 
     /** Reads are destructive: refill with READ_CHUNKS unread chunks before each read. */
     @Setup(Level.Invocation)
     public void refill() {
       for (int i = 0; i < READ_CHUNKS; i++) {
-        int w = n++ % writers;
-        tb.copyChunkUntrusted(1, 1000, 42, w + 1, nextChunkId[w]++, PACKETS_PER_CHUNK, 0, true,
-            smb, 16, PAYLOAD);
+        copyOne();
       }
-    }
-
-    @TearDown(Level.Trial)
-    public void tearDown() {
-      tb.close();
-      arena.close();
     }
   }
 

@@ -141,6 +141,20 @@ public final class IpcHost implements AutoCloseable {
         sendOverflows, invocations, rejectedRequests);
   }
 
+  /**
+   * Closes the connection of {@code clientId} (e.g. a service dropping a misbehaving client), as
+   * if it had sent a bad frame: its services hear {@link ServiceListener#onClientDisconnected}.
+   * Any thread; nothing happens if the client is already gone.
+   */
+  public void disconnect(long clientId, String reason) {
+    loop.execute(() -> {
+      Connection connection = connections.get(clientId);
+      if (connection != null) {
+        connection.drop(reason, true);
+      }
+    });
+  }
+
   private void acceptAll() {
     while (!closed) {
       UnixSocket socket;

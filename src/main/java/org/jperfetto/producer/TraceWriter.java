@@ -98,6 +98,14 @@ public final class TraceWriter implements AutoCloseable {
     return new TraceWriter(arbiter, id, targetBuffer, policy);
   }
 
+  /**
+   * Leaves first_packet_on_sequence out of the first packet: for replaying the middle of a sequence
+   * (tests comparing with upstream's chunks).
+   */
+  void continueSequence() {
+    firstPacketOnSequence = false;
+  }
+
   /** This writer's id in chunk headers (the sequence the service sees). */
   public int writerId() {
     return writerId;

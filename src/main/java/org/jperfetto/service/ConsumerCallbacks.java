@@ -22,4 +22,10 @@ public interface ConsumerCallbacks {
    * is false on the last batch of a read (which may be empty).
    */
   void onTraceData(List<ReadBuffersResponse.Slice> slices, boolean hasMore);
+
+  /** Observable events the consumer asked for with observeEvents. */
+  default void onObservableEvents(org.jperfetto.protos.ObservableEvents events) {}
+
+  /** The outcome of cloneSession: on success error is empty and the uuid is the clone's. */
+  default void onSessionCloned(boolean success, String error, long uuidMsb, long uuidLsb) {}
 }

@@ -11,6 +11,8 @@ final class ConsumerConnection implements ConsumerEndpoint {
   final int uid;
   final ConsumerCallbacks callbacks;
   TracingSession session;
+  /** ObserveEvents mask: bits of 1 << ObservableEvents.Type. */
+  int observedEvents;
   private boolean connected = true;
 
   ConsumerConnection(TracingService service, int uid, ConsumerCallbacks callbacks) {
@@ -35,6 +37,58 @@ final class ConsumerConnection implements ConsumerEndpoint {
     if (session != null) {
       service.startTracing(session);
     }
+  }
+
+  @Override
+  public String changeTraceConfig(TraceConfig config) {
+    service.checkThread();
+    return session == null ? "no tracing session to change" : service.changeTraceConfig(session, config);
+  }
+
+  @Override
+  public String detach(String key) {
+    service.checkThread();
+    if (session == null) {
+      return "no tracing session to detach";
+    }
+    return service.detach(this, key);
+  }
+
+  @Override
+  public Optional<TraceConfig> attach(String key) {
+    service.checkThread();
+    return connected ? service.attach(this, key) : Optional.empty();
+  }
+
+  @Override
+  public void observeEvents(int eventsMask) {
+    service.checkThread();
+    service.observeEvents(this, eventsMask);
+  }
+
+  @Override
+  public org.jperfetto.protos.TracingServiceState queryServiceState(boolean sessionsOnly) {
+    service.checkThread();
+    return service.queryServiceState(uid, sessionsOnly);
+  }
+
+  @Override
+  public org.jperfetto.protos.TracingServiceCapabilities queryCapabilities() {
+    service.checkThread();
+    return TracingService.capabilities();
+  }
+
+  @Override
+  public org.jperfetto.protos.SaveTraceForBugreportResponse saveTraceForBugreport() {
+    service.checkThread();
+    return org.jperfetto.protos.SaveTraceForBugreportResponse.newBuilder().setSuccess(false)
+        .setMsg("SaveTraceForBugreport is not supported by this service").build();
+  }
+
+  @Override
+  public void cloneSession(long sessionId, String uniqueSessionName) {
+    service.checkThread();
+    service.cloneSession(this, sessionId, uniqueSessionName);
   }
 
   @Override

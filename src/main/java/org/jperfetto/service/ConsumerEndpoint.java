@@ -15,12 +15,60 @@ public interface ConsumerEndpoint {
    * deferred_start) starts them. On a refused config nothing changes, the error is returned and
    * also reported through {@link ConsumerCallbacks#onTracingDisabled}; "" on success.
    *
-   * @param fileSink where write_into_file would write (not supported yet: must be empty)
+   * @param fileSink where a write_into_file session writes (required exactly when the config
+   *     sets write_into_file): the buffers drain into it every file_write_period_ms and on stop
    */
   String enableTracing(TraceConfig config, Optional<TraceFileSink> fileSink);
 
   /** Starts a session enabled with deferred_start. */
   void startTracing();
+
+  /**
+   * Changes the running session's config where upstream allows it: only the data sources'
+   * producer_name_filter and producer_name_regex_filter. Producers newly matched get the data
+   * source set up and started. Returns "" or why the change was refused (nothing changes then).
+   */
+  String changeTraceConfig(TraceConfig config);
+
+  /**
+   * Detaches the session from this consumer under key: it keeps running without a consumer
+   * (ending it no longer notifies anyone) until a consumer of the same uid attaches. Returns ""
+   * or the error.
+   */
+  String detach(String key);
+
+  /**
+   * Attaches the detached session of this consumer's uid with that key; returns its config, or
+   * empty if there is none (or this consumer already has a session).
+   */
+  Optional<TraceConfig> attach(String key);
+
+  /**
+   * Chooses the observable events (bits of 1 &lt;&lt; ObservableEvents.Type) reported through
+   * {@link ConsumerCallbacks#onObservableEvents}; 0 stops them. Enabling data source instance
+   * events first reports the current state of every instance of the session.
+   */
+  void observeEvents(int eventsMask);
+
+  /**
+   * The service state: producers and data sources (unless sessionsOnly) and the sessions this
+   * consumer may see (its uid's; every one for root).
+   */
+  org.jperfetto.protos.TracingServiceState queryServiceState(boolean sessionsOnly);
+
+  /** What this service supports. */
+  org.jperfetto.protos.TracingServiceCapabilities queryCapabilities();
+
+  /** SaveTraceForBugreport: not supported by this service (success=false and why). */
+  org.jperfetto.protos.SaveTraceForBugreportResponse saveTraceForBugreport();
+
+  /**
+   * Clones a session (this consumer must have none): flushes it, then copies its buffers into a
+   * new read-only session owned by this consumer that ReadBuffers then reads; the original keeps
+   * running. By id (uniqueSessionName empty) or by unique_session_name (sessionId ignored).
+   * The outcome arrives through {@link ConsumerCallbacks#onSessionCloned}.
+   */
+  void cloneSession(long sessionId, String uniqueSessionName);
 
   /**
    * Stops the data sources, waits for the acks of those that notify on stop (at most

@@ -308,7 +308,11 @@ final class ProducerConnection implements ProducerEndpoint {
   @Override
   public void activateTriggers(List<String> triggerNames) {
     service.checkThread();
+    if (!connected) {
+      return;
+    }
     triggersActivated += triggerNames.size();
+    service.activateTriggers(this, triggerNames);
   }
 
   @Override

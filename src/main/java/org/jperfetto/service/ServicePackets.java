@@ -85,6 +85,17 @@ final class ServicePackets {
     return timestamped(event.timestampNs()).setServiceEvent(e).build().toByteArray();
   }
 
+  byte[] trigger(TracingSession.ReceivedTrigger t) {
+    return timestamped(t.timestampNs()).setTrigger(org.jperfetto.protos.Trigger.newBuilder()
+        .setTriggerName(t.name()).setProducerName(t.producerName())
+        .setTrustedProducerUid(t.producerUid()).setStopDelayMs(t.stopDelayMs())).build().toByteArray();
+  }
+
+  /** A TracePacket carrying deflated packets (compressed_packets, field 50). */
+  byte[] compressed(byte[] deflated) {
+    return packet().setCompressedPackets(ByteString.copyFrom(deflated)).build().toByteArray();
+  }
+
   byte[] traceStats(TraceStats stats) {
     return timestamped(clocks.now()).setTraceStats(stats).build().toByteArray();
   }

@@ -27,8 +27,42 @@ final class SessionConfigCheck {
       return "Requested too long trace (" + Integer.toUnsignedLong(cfg.getDurationMs()) + "ms > "
           + TracingService.MAX_DURATION_MS + " ms)";
     }
-    if (cfg.getWriteIntoFile() || hasFileSink) {
-      return "write_into_file is not supported by this service yet";
+    TraceConfig.TriggerConfig triggers = cfg.getTriggerConfig();
+    TraceConfig.TriggerConfig.TriggerMode mode = triggers.getTriggerMode();
+    boolean hasTriggers = mode != TraceConfig.TriggerConfig.TriggerMode.UNSPECIFIED;
+    long timeout = Integer.toUnsignedLong(triggers.getTriggerTimeoutMs());
+    if (hasTriggers && (timeout == 0 || timeout > TracingService.MAX_DURATION_MS)) {
+      return "Traces with START_TRACING triggers must provide a positive trigger_timeout_ms < 7 days"
+          + " (received " + timeout + "ms)";
+    }
+    if (triggers.getUseCloneSnapshotIfAvailable()
+        && mode != TraceConfig.TriggerConfig.TriggerMode.STOP_TRACING) {
+      return "trigger_mode must be STOP_TRACING when use_clone_snapshot_if_available=true";
+    }
+    if (hasTriggers && cfg.getDurationMs() != 0) {
+      return "duration_ms was set, this must not be set for traces with triggers.";
+    }
+    if ((mode == TraceConfig.TriggerConfig.TriggerMode.STOP_TRACING
+        || mode == TraceConfig.TriggerConfig.TriggerMode.CLONE_SNAPSHOT) && cfg.getWriteIntoFile()) {
+      return "Specifying trigger mode STOP_TRACING/CLONE_SNAPSHOT and write_into_file together is"
+          + " unsupported";
+    }
+    java.util.Set<String> names = new java.util.HashSet<>();
+    for (TraceConfig.TriggerConfig.Trigger t : triggers.getTriggersList()) {
+      if (!names.add(t.getName())) {
+        return "Duplicate trigger name: " + t.getName();
+      }
+      try {
+        Pattern.compile(t.getProducerNameRegex());
+      } catch (PatternSyntaxException e) {
+        return "Trigger \"" + t.getName() + "\": invalid producer_name_regex \""
+            + t.getProducerNameRegex() + "\": " + e.getDescription();
+      }
+    }
+    if (cfg.getWriteIntoFile() != hasFileSink) {
+      return cfg.getWriteIntoFile()
+          ? "When write_into_file==true a FD needs to be passed (output_path is not supported)"
+          : "A trace file was passed but the config does not set write_into_file";
     }
     for (TraceConfig.DataSource ds : cfg.getDataSourcesList()) {
       String name = ds.getConfig().getName();

@@ -16,9 +16,12 @@ import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 import org.jperfetto.protos.DataSourceConfig;
 import org.jperfetto.protos.DataSourceDescriptor;
+import org.jperfetto.protos.ObservableEvents;
 import org.jperfetto.protos.TraceConfig;
 import org.jperfetto.protos.TraceStats;
+import org.jperfetto.protos.TracingServiceCapabilities;
 import org.jperfetto.protos.TracingServiceEvent;
+import org.jperfetto.protos.TracingServiceState;
 import org.jperfetto.service.buffer.BufferedPacket;
 import org.jperfetto.service.buffer.OverwritePolicy;
 import org.jperfetto.service.buffer.Patch;
@@ -52,11 +55,19 @@ public final class TracingService {
   /** trusted_packet_sequence_id of the service's own packets. */
   public static final int SERVICE_SEQUENCE_ID = 1;
   static final int MAX_ID = 0xFFFF;
+  /** write_into_file drain period when the config gives none, and the smallest allowed. */
+  public static final int DEFAULT_FILE_WRITE_PERIOD_MS = 5000;
+  public static final int MIN_FILE_WRITE_PERIOD_MS = 100;
+  /** Smallest flush_period_ms and incremental_state_config.clear_period_ms honoured. */
+  public static final int MIN_PERIODIC_TASK_MS = 100;
 
   private final TaskRunner runner;
   private final SharedMemory.Factory shmFactory;
   private final ClockSource clocks;
   private final ServicePackets servicePackets;
+  private final int serviceUid;
+  /** Set by a config's lockdown_mode LOCKDOWN_SET: producers of other uids are refused. */
+  private boolean lockdownMode;
 
   private final Map<Integer, ProducerConnection> producers = new TreeMap<>();
   private final List<ConsumerConnection> consumers = new ArrayList<>();
@@ -92,6 +103,7 @@ public final class TracingService {
     this.shmFactory = shmFactory;
     this.clocks = clocks;
     this.servicePackets = new ServicePackets(serviceUid, clocks);
+    this.serviceUid = serviceUid;
   }
 
   /** A service with JDK clocks and this process's uid. */
@@ -144,6 +156,15 @@ public final class TracingService {
     lastProducerId = id;
     ProducerConnection p = new ProducerConnection(this, id, identity, name, sdkVersion, callbacks,
         smbSizeHint, pageSizeHint);
+    if (lockdownMode && identity.uid() != serviceUid) {
+      // Upstream refuses the connection; here the endpoint comes back already disconnected.
+      producerProvidedSmb.ifPresent(SharedMemory::close);
+      p.markDisconnected();
+      String why = "lockdown mode: producer \"" + name + "\" of uid " + identity.uid() + " refused";
+      LOG.log(System.Logger.Level.INFO, why);
+      callbacks.onDisconnectedByService(why);
+      return p;
+    }
     producers.put(id, p);
     producersSeen++;
     if (producerProvidedSmb.isPresent()) {
@@ -337,6 +358,39 @@ public final class TracingService {
     inst.state = inst.descriptor.getWillNotifyOnStart() ? DataSourceInstance.State.STARTING
         : DataSourceInstance.State.STARTED;
     p.callbacks.startDataSource(inst.instanceId, inst.config);
+    if (inst.state == DataSourceInstance.State.STARTED) {
+      notifyInstanceState(s, inst, true);
+    }
+  }
+
+  /** ObservableEvents TYPE_DATA_SOURCES_INSTANCES to the session's consumer, if it asked. */
+  private void notifyInstanceState(TracingSession s, DataSourceInstance inst, boolean started) {
+    ConsumerConnection c = s.consumer;
+    if (c == null || (c.observedEvents & (1 << ObservableEvents.Type.TYPE_DATA_SOURCES_INSTANCES_VALUE)) == 0) {
+      return;
+    }
+    ProducerConnection p = producers.get(inst.producerId);
+    c.callbacks.onObservableEvents(ObservableEvents.newBuilder().addInstanceStateChanges(
+        ObservableEvents.DataSourceInstanceStateChange.newBuilder()
+            .setProducerName(p != null ? p.name : "")
+            .setDataSourceName(inst.name())
+            .setState(started ? ObservableEvents.DataSourceInstanceState.DATA_SOURCE_INSTANCE_STATE_STARTED
+                : ObservableEvents.DataSourceInstanceState.DATA_SOURCE_INSTANCE_STATE_STOPPED))
+        .build());
+  }
+
+  void observeEvents(ConsumerConnection c, int mask) {
+    int was = c.observedEvents;
+    c.observedEvents = mask;
+    int instances = 1 << ObservableEvents.Type.TYPE_DATA_SOURCES_INSTANCES_VALUE;
+    if ((mask & instances) != 0 && (was & instances) == 0 && c.session != null) {
+      for (DataSourceInstance inst : c.session.instances) {
+        boolean started = inst.state == DataSourceInstance.State.STARTED;
+        if (started || inst.state == DataSourceInstance.State.STOPPED) {
+          notifyInstanceState(c.session, inst, started);
+        }
+      }
+    }
   }
 
   void notifyDataSourceStarted(ProducerConnection p, long instanceId) {
@@ -345,6 +399,7 @@ public final class TracingService {
         if (inst.instanceId == instanceId && inst.producerId == p.id
             && inst.state == DataSourceInstance.State.STARTING) {
           inst.state = DataSourceInstance.State.STARTED;
+          notifyInstanceState(s, inst, true);
           maybeNotifyAllDataSourcesStarted(s);
         }
       }
@@ -354,8 +409,10 @@ public final class TracingService {
   void notifyDataSourceStopped(ProducerConnection p, long instanceId) {
     for (TracingSession s : sessions.values()) {
       for (DataSourceInstance inst : s.instances) {
-        if (inst.instanceId == instanceId && inst.producerId == p.id) {
+        if (inst.instanceId == instanceId && inst.producerId == p.id
+            && inst.state != DataSourceInstance.State.STOPPED) {
           inst.state = DataSourceInstance.State.STOPPED;
+          notifyInstanceState(s, inst, false);
           if (s.state == TracingSession.State.DISABLING_WAITING_STOP_ACKS) {
             maybeFinishDisable(s);
           }
@@ -375,6 +432,10 @@ public final class TracingService {
     }
     s.allDataSourcesStartedNotified = true;
     s.addLifecycleEvent(TracingServiceEvent.ALL_DATA_SOURCES_STARTED_FIELD_NUMBER, clocks.now());
+    ConsumerConnection c = s.consumer;
+    if (c != null && (c.observedEvents & (1 << ObservableEvents.Type.TYPE_ALL_DATA_SOURCES_STARTED_VALUE)) != 0) {
+      c.callbacks.onObservableEvents(ObservableEvents.newBuilder().setAllDataSourcesStarted(true).build());
+    }
   }
 
   // ===============================================================================================
@@ -388,6 +449,15 @@ public final class TracingService {
     String error = SessionConfigCheck.check(cfg, fileSink.isPresent());
     if (error != null) {
       return error;
+    }
+    if (!cfg.getUniqueSessionName().isEmpty()) {
+      for (TracingSession s : sessions.values()) {
+        if (s.state != TracingSession.State.CLONED_READ_ONLY
+            && s.config.getUniqueSessionName().equals(cfg.getUniqueSessionName())) {
+          return "A trace with this unique session name (" + cfg.getUniqueSessionName()
+              + ") already exists";
+        }
+      }
     }
     int ofUid = 0;
     for (TracingSession s : sessions.values()) {
@@ -414,9 +484,17 @@ public final class TracingService {
           b.getFillPolicy() == TraceConfig.BufferConfig.FillPolicy.DISCARD
               ? OverwritePolicy.DISCARD : OverwritePolicy.RING_BUFFER));
     }
-    TracingSession s = new TracingSession(++lastSessionId, c, c.uid, cfg, ids, UUID.randomUUID());
+    UUID uuid = cfg.getTraceUuidMsb() != 0 || cfg.getTraceUuidLsb() != 0
+        ? new UUID(cfg.getTraceUuidMsb(), cfg.getTraceUuidLsb()) : UUID.randomUUID();
+    TracingSession s = new TracingSession(++lastSessionId, c, c.uid, cfg, ids, uuid);
     sessions.put(s.id, s);
     c.session = s;
+    s.fileSink = fileSink.orElse(null);
+    if (cfg.getLockdownMode() == TraceConfig.LockdownModeOperation.LOCKDOWN_SET) {
+      lockdownMode = true;
+    } else if (cfg.getLockdownMode() == TraceConfig.LockdownModeOperation.LOCKDOWN_CLEAR) {
+      lockdownMode = false;
+    }
     for (TraceConfig.DataSource dsCfg : cfg.getDataSourcesList()) {
       for (RegisteredDataSource r : List.copyOf(dataSources)) {
         if (r.descriptor().getName().equals(dsCfg.getConfig().getName())) {
@@ -424,7 +502,17 @@ public final class TracingService {
         }
       }
     }
-    if (!cfg.getDeferredStart()) {
+    if (s.triggerMode() == TraceConfig.TriggerConfig.TriggerMode.START_TRACING) {
+      long sessionId = s.id;
+      s.triggerTimer = runner.postDelayed(() -> {
+        TracingSession live = sessions.get(sessionId);
+        if (live != null && live.state == TracingSession.State.CONFIGURED) {
+          LOG.log(System.Logger.Level.INFO, "session {0}: no START_TRACING trigger in {1} ms",
+              sessionId, live.config.getTriggerConfig().getTriggerTimeoutMs());
+          disableTracing(live);
+        }
+      }, Integer.toUnsignedLong(cfg.getTriggerConfig().getTriggerTimeoutMs()));
+    } else if (!cfg.getDeferredStart()) {
       startTracing(s);
     }
     return "";
@@ -442,6 +530,19 @@ public final class TracingService {
     }
     maybeNotifyAllDataSourcesStarted(s);
     periodicSnapshot(s.id, true);
+    PeriodicTasks.start(this, s);
+    TraceConfig.TriggerConfig.TriggerMode mode = s.triggerMode();
+    if (mode == TraceConfig.TriggerConfig.TriggerMode.STOP_TRACING
+        || mode == TraceConfig.TriggerConfig.TriggerMode.CLONE_SNAPSHOT) {
+      long sessionId = s.id;
+      s.triggerTimer = runner.postDelayed(() -> {
+        TracingSession live = sessions.get(sessionId);
+        if (live != null && live.state == TracingSession.State.STARTED
+            && live.receivedTriggers.isEmpty()) {
+          flush(live, 0, ok -> disableTracing(live));
+        }
+      }, Integer.toUnsignedLong(s.config.getTriggerConfig().getTriggerTimeoutMs()));
+    }
     if (s.config.getDurationMs() > 0) {
       long sessionId = s.id;
       s.durationTimer = runner.postDelayed(() -> {
@@ -476,6 +577,12 @@ public final class TracingService {
         return;
       }
       case STARTED -> { }
+      case CLONED_READ_ONLY -> {
+        if (s.consumer != null) {
+          s.consumer.callbacks.onTracingDisabled(""); // a snapshot: nothing runs
+        }
+        return;
+      }
       default -> {
         return;
       }
@@ -487,6 +594,9 @@ public final class TracingService {
       boolean waits = inst.descriptor.getWillNotifyOnStop();
       inst.state = waits ? DataSourceInstance.State.STOPPING : DataSourceInstance.State.STOPPED;
       p.callbacks.stopDataSource(inst.instanceId);
+      if (!waits) {
+        notifyInstanceState(s, inst, false);
+      }
     }
     long sessionId = s.id;
     s.stopTimer = runner.postDelayed(() -> {
@@ -511,6 +621,7 @@ public final class TracingService {
 
   private void finishDisable(TracingSession s) {
     cancel(s.stopTimer);
+    cancel(s.triggerTimer);
     cancel(s.durationTimer);
     for (DataSourceInstance inst : s.instances) {
       ProducerConnection p = producers.get(inst.producerId);
@@ -528,6 +639,10 @@ public final class TracingService {
     for (int id : s.bufferIds) {
       // No more data can come: stop accepting chunks (late commits are discarded).
       buffers.get(id).setReadOnly();
+    }
+    if (s.fileSink != null) {
+      drainIntoFile(s); // the last drain
+      s.fileSink = null;
     }
     if (s.consumer != null) {
       s.consumer.callbacks.onTracingDisabled("");
@@ -547,6 +662,7 @@ public final class TracingService {
     }
     cancel(s.durationTimer);
     cancel(s.stopTimer);
+    cancel(s.triggerTimer);
     for (TracingSession.PendingFlush f : s.pendingFlushes.values()) {
       cancel(f.timeout);
     }
@@ -697,7 +813,25 @@ public final class TracingService {
   // Reading
 
   void readBuffers(TracingSession s) {
-    ConsumerCallbacks out = s.consumer.callbacks;
+    if (s.consumer == null) {
+      return;
+    }
+    if (s.fileSink != null) {
+      // Its data goes into the file; a ReadBuffers gets an empty answer, as upstream's does.
+      s.consumer.callbacks.onTraceData(List.of(), false);
+      return;
+    }
+    readInto(s, s.consumer.callbacks::onTraceData);
+  }
+
+  /** Moves the session's service packets and buffer contents into out (destructively). */
+  private void readInto(TracingSession s, SliceSink sink) {
+    if (s.isWaitingForStopTrigger() || s.state == TracingSession.State.CONFIGURED
+        && s.triggerMode() == TraceConfig.TriggerConfig.TriggerMode.START_TRACING) {
+      sink.onTraceData(List.of(), false); // nothing is handed out before the trigger
+      return;
+    }
+    SliceSink out = s.isCompressed() ? new DeflatingSink(sink, servicePackets) : sink;
     SliceBatch batch = new SliceBatch();
     BuiltinDataSources builtin = new BuiltinDataSources(s.config.getBuiltinDataSources());
     for (List<ClockSource.Reading> snapshot : s.clockSnapshots) {
@@ -723,6 +857,9 @@ public final class TracingService {
     }
     if (!builtin.disableServiceEvents) {
       emitLifecycleEvents(s, batch);
+    }
+    for (; s.triggersEmitted < s.receivedTriggers.size(); s.triggersEmitted++) {
+      batch.addPacket(servicePackets.trigger(s.receivedTriggers.get(s.triggersEmitted)));
     }
     for (int i = 0; i < s.bufferIds.length; i++) {
       TraceBuffer buf = buffers.get(s.bufferIds[i]);
@@ -750,6 +887,48 @@ public final class TracingService {
     out.onTraceData(batch.take(), false);
   }
 
+  /** Where a read goes: the consumer, a compressor, or the trace file. */
+  @FunctionalInterface
+  interface SliceSink {
+    void onTraceData(List<org.jperfetto.protos.ReadBuffersResponse.Slice> slices, boolean hasMore);
+  }
+
+  /** write_into_file: drains the buffers into the file; disables tracing once it is full. */
+  void drainIntoFile(TracingSession s) {
+    if (s.fileSink == null) {
+      return;
+    }
+    TraceFileDrain drain = new TraceFileDrain(s.fileSink, s.bytesWrittenIntoFile,
+        s.config.getMaxFileSizeBytes());
+    readInto(s, drain);
+    s.bytesWrittenIntoFile = drain.bytesWritten();
+    if (drain.stopped()) {
+      LOG.log(System.Logger.Level.INFO, "session {0}: trace file {1} ({2} bytes written)", s.id,
+          drain.failure() != null ? "failed: " + drain.failure() : "full", s.bytesWrittenIntoFile);
+      s.fileSink = null;
+      disableTracing(s);
+    }
+  }
+
+  TracingSession liveSession(long id) {
+    return sessions.get(id);
+  }
+
+  /** clear_incremental_state to every producer with instances that handle it. */
+  void clearIncrementalState(TracingSession s) {
+    Map<Integer, List<Long>> byProducer = new TreeMap<>();
+    for (DataSourceInstance inst : s.instances) {
+      if (inst.descriptor.getHandlesIncrementalStateClear()
+          && inst.state == DataSourceInstance.State.STARTED) {
+        byProducer.computeIfAbsent(inst.producerId, k -> new ArrayList<>()).add(inst.instanceId);
+      }
+    }
+    for (Map.Entry<Integer, List<Long>> e : byProducer.entrySet()) {
+      producers.get(e.getKey()).callbacks.clearIncrementalState(
+          e.getValue().stream().mapToLong(Long::longValue).toArray());
+    }
+  }
+
   private void emitLifecycleEvents(TracingSession s, SliceBatch batch) {
     for (TracingSession.LifecycleEvent e : s.lifecycleEvents) {
       batch.addPacket(servicePackets.lifecycleEvent(e));
@@ -763,6 +942,305 @@ public final class TracingService {
     BuiltinDataSources(TraceConfig.BuiltinDataSource b) {
       this(b.getDisableClockSnapshotting(), b.getDisableTraceConfig(), b.getDisableSystemInfo(),
           b.getDisableServiceEvents());
+    }
+  }
+
+  // ===============================================================================================
+  // Consumer port: config changes, detach/attach, queries, clone
+
+  /** ChangeTraceConfig: only producer_name_filter / producer_name_regex_filter may change. */
+  String changeTraceConfig(TracingSession s, TraceConfig updated) {
+    if (s.state != TracingSession.State.CONFIGURED && s.state != TracingSession.State.STARTED) {
+      return "ChangeTraceConfig: the session is not running: session=" + s.id;
+    }
+    TraceConfig.Builder withoutFilters = updated.toBuilder();
+    if (updated.getDataSourcesCount() != s.config.getDataSourcesCount()) {
+      return "ChangeTraceConfig only supports changing producer_name_filter and"
+          + " producer_name_regex_filter (data source count changed)";
+    }
+    for (int i = 0; i < updated.getDataSourcesCount(); i++) {
+      TraceConfig.DataSource was = s.config.getDataSources(i);
+      withoutFilters.setDataSources(i, updated.getDataSources(i).toBuilder()
+          .clearProducerNameFilter().addAllProducerNameFilter(was.getProducerNameFilterList())
+          .clearProducerNameRegexFilter().addAllProducerNameRegexFilter(was.getProducerNameRegexFilterList()));
+      for (String regex : updated.getDataSources(i).getProducerNameRegexFilterList()) {
+        try {
+          Pattern.compile(regex);
+        } catch (PatternSyntaxException e) {
+          return "ChangeTraceConfig: invalid producer_name_regex_filter \"" + regex + "\"";
+        }
+      }
+    }
+    if (!withoutFilters.build().equals(s.config)) {
+      return "ChangeTraceConfig only supports changing producer_name_filter and"
+          + " producer_name_regex_filter";
+    }
+    s.config = updated;
+    for (TraceConfig.DataSource dsCfg : updated.getDataSourcesList()) {
+      for (RegisteredDataSource r : List.copyOf(dataSources)) {
+        if (!r.descriptor().getName().equals(dsCfg.getConfig().getName())
+            || hasInstance(s, r.producerId(), r.descriptor().getName())) {
+          continue;
+        }
+        ProducerConnection p = producers.get(r.producerId());
+        DataSourceInstance inst = setupDataSource(s, dsCfg, p, r.descriptor());
+        if (inst != null && s.state == TracingSession.State.STARTED) {
+          startDataSourceInstance(s, p, inst);
+        }
+      }
+    }
+    return "";
+  }
+
+  private static boolean hasInstance(TracingSession s, int producerId, String name) {
+    for (DataSourceInstance inst : s.instances) {
+      if (inst.producerId == producerId && inst.name().equals(name)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  String detach(ConsumerConnection c, String key) {
+    TracingSession s = c.session;
+    for (TracingSession other : sessions.values()) {
+      if (other.consumerUid == c.uid && key.equals(other.detachKey)) {
+        return "a session of uid " + c.uid + " is already detached with key \"" + key + "\"";
+      }
+    }
+    s.consumer = null;
+    s.detachKey = key;
+    c.session = null;
+    return "";
+  }
+
+  Optional<TraceConfig> attach(ConsumerConnection c, String key) {
+    if (c.session != null) {
+      LOG.log(System.Logger.Level.INFO, "attach \"{0}\": the consumer already has session {1}", key,
+          c.session.id);
+      return Optional.empty();
+    }
+    for (TracingSession s : sessions.values()) {
+      if (s.consumerUid == c.uid && key.equals(s.detachKey)) {
+        s.detachKey = null;
+        s.consumer = c;
+        c.session = s;
+        return Optional.of(s.config);
+      }
+    }
+    return Optional.empty();
+  }
+
+  TracingServiceState queryServiceState(int callerUid, boolean sessionsOnly) {
+    TracingServiceState.Builder st = TracingServiceState.newBuilder()
+        .setSupportsTracingSessions(true)
+        .setTracingServiceVersion(ServicePackets.SERVICE_VERSION)
+        .setNumSessions(sessions.size());
+    int started = 0;
+    for (TracingSession s : sessions.values()) {
+      if (s.state == TracingSession.State.STARTED) {
+        started++;
+      }
+      if (callerUid != 0 && callerUid != s.consumerUid) {
+        continue; // other users' sessions are not shown
+      }
+      TracingServiceState.TracingSession.Builder ts = TracingServiceState.TracingSession.newBuilder()
+          .setId(s.id).setConsumerUid(s.consumerUid).setState(s.state.name())
+          .setUniqueSessionName(s.config.getUniqueSessionName())
+          .setDurationMs(s.config.getDurationMs())
+          .setNumDataSources(s.instances.size())
+          .setIsStarted(s.state == TracingSession.State.STARTED);
+      for (TraceConfig.BufferConfig b : s.config.getBuffersList()) {
+        ts.addBufferSizeKb(b.getSizeKb());
+      }
+      st.addTracingSessions(ts);
+    }
+    st.setNumSessionsStarted(started);
+    if (!sessionsOnly) {
+      for (ProducerConnection p : producers.values()) {
+        st.addProducers(TracingServiceState.Producer.newBuilder().setId(p.id).setName(p.name)
+            .setUid(p.identity.uid()).setPid(p.identity.pid()).setSdkVersion(p.sdkVersion));
+      }
+      for (RegisteredDataSource r : dataSources) {
+        st.addDataSources(TracingServiceState.DataSource.newBuilder()
+            .setDsDescriptor(r.descriptor()).setProducerId(r.producerId()));
+      }
+    }
+    return st.build();
+  }
+
+  /** QueryCapabilities: what this service implements. */
+  static TracingServiceCapabilities capabilities() {
+    return TracingServiceCapabilities.newBuilder()
+        .setHasQueryCapabilities(true)
+        .addObservableEvents(ObservableEvents.Type.TYPE_DATA_SOURCES_INSTANCES)
+        .addObservableEvents(ObservableEvents.Type.TYPE_ALL_DATA_SOURCES_STARTED)
+        .addObservableEvents(ObservableEvents.Type.TYPE_CLONE_TRIGGER_HIT)
+        .setHasTraceConfigOutputPath(false)
+        .setHasCloneSession(true)
+        .build();
+  }
+
+  void cloneSession(ConsumerConnection c, long sessionId, String uniqueName) {
+    String error = null;
+    TracingSession src = null;
+    if (c.session != null) {
+      error = "The consumer is already attached to another tracing session";
+    } else {
+      for (TracingSession s : sessions.values()) {
+        boolean match = uniqueName.isEmpty() ? s.id == sessionId
+            : s.state != TracingSession.State.CLONED_READ_ONLY
+                && uniqueName.equals(s.config.getUniqueSessionName());
+        if (match) {
+          src = s;
+          break;
+        }
+      }
+      if (src == null) {
+        error = "Tracing session not found";
+      } else if (c.uid != 0 && c.uid != src.consumerUid) {
+        error = "Not allowed to clone a session from another UID";
+      } else if (sessions.size() >= MAX_SESSIONS) {
+        error = "Too many concurrent tracing sessions (" + sessions.size() + ")";
+      }
+    }
+    if (error != null) {
+      c.callbacks.onSessionCloned(false, error, 0, 0);
+      return;
+    }
+    long srcId = src.id;
+    if (src.state == TracingSession.State.STARTED) {
+      flush(src, 0, ok -> finishClone(c, srcId));
+    } else {
+      finishClone(c, srcId);
+    }
+  }
+
+  private void finishClone(ConsumerConnection c, long srcId) {
+    TracingSession src = sessions.get(srcId);
+    if (src == null || c.session != null || !consumers.contains(c)) {
+      if (consumers.contains(c)) {
+        c.callbacks.onSessionCloned(false, src == null ? "The tracing session ended while cloning"
+            : "The consumer is already attached to another tracing session", 0, 0);
+      }
+      return;
+    }
+    if (buffers.size() + src.bufferIds.length > MAX_ID) {
+      c.callbacks.onSessionCloned(false, "Buffer id allocation failed", 0, 0);
+      return;
+    }
+    int[] ids = new int[src.bufferIds.length];
+    for (int i = 0; i < ids.length; i++) {
+      ids[i] = nextFreeId(lastBufferId, buffers);
+      lastBufferId = ids[i];
+      buffers.put(ids[i], buffers.get(src.bufferIds[i]).copy());
+    }
+    UUID uuid = UUID.randomUUID();
+    TracingSession clone = new TracingSession(++lastSessionId, c, c.uid, src.config, ids, uuid);
+    clone.state = TracingSession.State.CLONED_READ_ONLY;
+    clone.clockSnapshots.add(clocks.snapshot());
+    clone.receivedTriggers.addAll(src.receivedTriggers);
+    clone.shouldEmitStats = true;
+    sessions.put(clone.id, clone);
+    c.session = clone;
+    c.callbacks.onSessionCloned(true, "", uuid.getMostSignificantBits(), uuid.getLeastSignificantBits());
+  }
+
+  // ===============================================================================================
+  // Triggers
+
+  /** Trigger hits over the last 24 h, for max_per_24_h: {name hash, timestamp ns}. */
+  private final java.util.ArrayDeque<long[]> triggerHistory = new java.util.ArrayDeque<>();
+  private final java.util.Random triggerRandom = new java.util.Random();
+
+  /** ActivateTriggers from producer p: starts, stops or snapshots the sessions that wait for them. */
+  void activateTriggers(ProducerConnection p, List<String> names) {
+    long now = clocks.now();
+    long dayNs = 24L * 3600 * 1_000_000_000L;
+    while (!triggerHistory.isEmpty() && now - triggerHistory.peekFirst()[1] > dayNs) {
+      triggerHistory.pollFirst();
+    }
+    for (String name : names) {
+      boolean matched = false;
+      for (TracingSession s : List.copyOf(sessions.values())) {
+        TraceConfig.TriggerConfig.TriggerMode mode = s.triggerMode();
+        if (mode == TraceConfig.TriggerConfig.TriggerMode.UNSPECIFIED
+            || s.state == TracingSession.State.CLONED_READ_ONLY
+            || s.state == TracingSession.State.DISABLED) {
+          continue;
+        }
+        for (TraceConfig.TriggerConfig.Trigger t : s.config.getTriggerConfig().getTriggersList()) {
+          if (!t.getName().equals(name) || !producerNameMatches(t.getProducerNameRegex(), p.name)
+              || (t.getSkipProbability() > 0 && triggerRandom.nextDouble() < t.getSkipProbability())
+              || (t.getMaxPer24H() > 0 && hitsInLastDay(name) >= t.getMaxPer24H())) {
+            continue;
+          }
+          matched = true;
+          onTrigger(s, mode, new TracingSession.ReceivedTrigger(name, p.name, p.identity.uid(),
+              Integer.toUnsignedLong(t.getStopDelayMs()), now));
+          break;
+        }
+      }
+      if (matched) {
+        triggerHistory.addLast(new long[] {name.hashCode(), now});
+      }
+    }
+  }
+
+  private static boolean producerNameMatches(String regex, String producerName) {
+    try {
+      return regex.isEmpty() || Pattern.compile(regex).matcher(producerName).matches();
+    } catch (PatternSyntaxException e) {
+      return false; // refused at enable time
+    }
+  }
+
+  private int hitsInLastDay(String name) {
+    int n = 0;
+    for (long[] h : triggerHistory) {
+      if (h[0] == name.hashCode()) {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  private void onTrigger(TracingSession s, TraceConfig.TriggerConfig.TriggerMode mode,
+      TracingSession.ReceivedTrigger t) {
+    boolean first = s.receivedTriggers.isEmpty();
+    s.receivedTriggers.add(t);
+    long sessionId = s.id;
+    switch (mode) {
+      case START_TRACING -> {
+        if (s.state == TracingSession.State.CONFIGURED) {
+          cancel(s.triggerTimer);
+          // The trigger's stop_delay_ms becomes the trace duration.
+          s.config = s.config.toBuilder().setDurationMs((int) t.stopDelayMs()).build();
+          startTracing(s);
+        }
+      }
+      case STOP_TRACING -> {
+        if (first) {
+          runner.postDelayed(() -> {
+            TracingSession live = sessions.get(sessionId);
+            if (live != null && live.state == TracingSession.State.STARTED) {
+              flush(live, 0, ok -> disableTracing(live));
+            }
+          }, t.stopDelayMs());
+        }
+      }
+      case CLONE_SNAPSHOT -> runner.postDelayed(() -> {
+        TracingSession live = sessions.get(sessionId);
+        ConsumerConnection c = live == null ? null : live.consumer;
+        if (c != null && (c.observedEvents & (1 << ObservableEvents.Type.TYPE_CLONE_TRIGGER_HIT_VALUE)) != 0) {
+          c.callbacks.onObservableEvents(ObservableEvents.newBuilder().setCloneTriggerHit(
+              ObservableEvents.CloneTriggerHit.newBuilder().setTracingSessionId(sessionId)
+                  .setTriggerName(t.name()).setProducerName(t.producerName())
+                  .setProducerUid(t.producerUid()).setBootTimeNs(t.timestampNs())
+                  .setTriggerDelayMs(t.stopDelayMs())).build());
+        }
+      }, t.stopDelayMs());
+      default -> { }
     }
   }
 

@@ -8,7 +8,11 @@ import org.jperfetto.protos.TraceConfig;
 
 /** One tracing session: its config, buffers, data source instances and what is left to emit. */
 final class TracingSession {
-  enum State { CONFIGURED, STARTED, DISABLING_WAITING_STOP_ACKS, DISABLED }
+  enum State { CONFIGURED, STARTED, DISABLING_WAITING_STOP_ACKS, DISABLED, CLONED_READ_ONLY }
+
+  /** A trigger that hit this session, for the trace's Trigger packets. */
+  record ReceivedTrigger(String name, String producerName, int producerUid, long stopDelayMs,
+      long timestampNs) {}
 
   /** A service event to emit: the TracingServiceEvent field set to true, and when. */
   record LifecycleEvent(int fieldNumber, long timestampNs) {}
@@ -27,9 +31,12 @@ final class TracingSession {
   }
 
   final long id;
-  final ConsumerConnection consumer;
+  /** The owning consumer; null while detached. */
+  ConsumerConnection consumer;
+  /** The key of Detach while detached, else null. */
+  String detachKey;
   final int consumerUid;
-  final TraceConfig config;
+  TraceConfig config;
   /** Service-wide buffer ids; index i is the config's buffers[i]. */
   final int[] bufferIds;
   final List<DataSourceInstance> instances = new ArrayList<>();
@@ -52,18 +59,30 @@ final class TracingSession {
   long flushesRequested;
   long flushesSucceeded;
   long flushesFailed;
+  final List<ReceivedTrigger> receivedTriggers = new ArrayList<>();
+  int triggersEmitted;
+  /** write_into_file: where the buffers drain, how much went there so far. */
+  ConsumerEndpoint.TraceFileSink fileSink;
+  long bytesWrittenIntoFile;
+  TaskRunner.Cancellable triggerTimer;
   TaskRunner.Cancellable durationTimer;
   TaskRunner.Cancellable stopTimer;
 
   TracingSession(long id, ConsumerConnection consumer, int consumerUid, TraceConfig config,
       int[] bufferIds, java.util.UUID uuid) {
+    this(id, consumer, consumerUid, config, bufferIds, uuid.getMostSignificantBits(),
+        uuid.getLeastSignificantBits());
+  }
+
+  TracingSession(long id, ConsumerConnection consumer, int consumerUid, TraceConfig config,
+      int[] bufferIds, long uuidMsb, long uuidLsb) {
     this.id = id;
     this.consumer = consumer;
     this.consumerUid = consumerUid;
     this.config = config;
     this.bufferIds = bufferIds;
-    this.uuidMsb = uuid.getMostSignificantBits();
-    this.uuidLsb = uuid.getLeastSignificantBits();
+    this.uuidMsb = uuidMsb;
+    this.uuidLsb = uuidLsb;
   }
 
   /** trusted_packet_sequence_id of a writer: unique per {producer, writer} within the session. */
@@ -94,6 +113,21 @@ final class TracingSession {
   long dataSourceStopTimeoutMs() {
     return config.getDataSourceStopTimeoutMs() > 0 ? config.getDataSourceStopTimeoutMs()
         : TracingService.DEFAULT_DATA_SOURCE_STOP_TIMEOUT_MS;
+  }
+
+  TraceConfig.TriggerConfig.TriggerMode triggerMode() {
+    return config.getTriggerConfig().getTriggerMode();
+  }
+
+  /** A STOP_TRACING session with no trigger yet: its data is not handed out. */
+  boolean isWaitingForStopTrigger() {
+    return triggerMode() == TraceConfig.TriggerConfig.TriggerMode.STOP_TRACING
+        && receivedTriggers.isEmpty();
+  }
+
+  boolean isCompressed() {
+    return config.getCompressionType() == TraceConfig.CompressionType.COMPRESSION_TYPE_DEFLATE
+        || config.getCompression().hasDeflate();
   }
 
   void addLifecycleEvent(int fieldNumber, long timestampNs) {

@@ -15,6 +15,9 @@ final class TestConsumer implements ConsumerCallbacks {
   final List<String> disabled = new ArrayList<>();
   final List<ReadBuffersResponse.Slice> slices = new ArrayList<>();
   final List<Boolean> batches = new ArrayList<>();
+  final List<org.jperfetto.protos.ObservableEvents> events = new ArrayList<>();
+  /** onSessionCloned outcomes: "" on success, else the error. */
+  final List<String> clones = new ArrayList<>();
   ConsumerEndpoint endpoint;
 
   TestConsumer connect(TracingService service, int uid) {
@@ -35,6 +38,16 @@ final class TestConsumer implements ConsumerCallbacks {
   public void onTraceData(List<ReadBuffersResponse.Slice> s, boolean hasMore) {
     slices.addAll(s);
     batches.add(hasMore);
+  }
+
+  @Override
+  public void onObservableEvents(org.jperfetto.protos.ObservableEvents e) {
+    events.add(e);
+  }
+
+  @Override
+  public void onSessionCloned(boolean success, String error, long uuidMsb, long uuidLsb) {
+    clones.add(success ? "" : error);
   }
 
   /** Reads the buffers and decodes everything read so far as a Trace (slices glued per packet). */

@@ -16,6 +16,7 @@ final class TestProducer implements ProducerCallbacks {
   final List<Long> stops = new ArrayList<>();
   final List<Long> flushes = new ArrayList<>();
   final List<String> kicked = new ArrayList<>();
+  final List<long[]> clears = new ArrayList<>();
   boolean ackFlushes = true;
   SharedMemory smb;
   int pageSizeKb;
@@ -93,7 +94,9 @@ final class TestProducer implements ProducerCallbacks {
   }
 
   @Override
-  public void clearIncrementalState(long[] ids) {}
+  public void clearIncrementalState(long[] ids) {
+    clears.add(ids);
+  }
 
   @Override
   public void onDisconnectedByService(String reason) {

@@ -34,7 +34,12 @@ class TracingServiceTest {
   @BeforeEach
   void setUp() {
     runner = new ManualTaskRunner();
-    service = new TracingService(runner, SharedMemory.arenaFactory(), ClockSource.jdk(), SERVICE_UID);
+    service = newService(runner);
+  }
+
+  /** A service on runner with JDK clocks and {@link #SERVICE_UID}. */
+  static TracingService newService(ManualTaskRunner runner) {
+    return new TracingService(runner, SharedMemory.arenaFactory(), ClockSource.jdk(), SERVICE_UID);
   }
 
   static TraceConfig config(int sizeKb, TraceConfig.BufferConfig.FillPolicy policy, String... dataSources) {

@@ -19,6 +19,12 @@ final class Sequence {
   /** Whether any fragment was taken out of this sequence, and the newest chunk it came from. */
   boolean hasRead;
   int newestChunkIdRead;
+  /**
+   * Read position in the newest chunk read, kept when that chunk was incomplete (scraped) and
+   * got overwritten: its final commit may bring the rest of it (fragmentsRead < 0: none kept).
+   */
+  int evictedFragmentsRead = -1;
+  int evictedNextFragmentOffset;
 
   private int[] ids;
   private int[] slots;
@@ -37,6 +43,8 @@ final class Sequence {
     lastChunkIdWritten = other.lastChunkIdWritten;
     hasRead = other.hasRead;
     newestChunkIdRead = other.newestChunkIdRead;
+    evictedFragmentsRead = other.evictedFragmentsRead;
+    evictedNextFragmentOffset = other.evictedNextFragmentOffset;
     ids = new int[other.ids.length];
     slots = new int[other.slots.length];
     for (int i = 0; i < other.size; i++) {
@@ -51,6 +59,7 @@ final class Sequence {
     if (!hasRead || chunkId - newestChunkIdRead > 0) {
       hasRead = true;
       newestChunkIdRead = chunkId;
+      evictedFragmentsRead = -1;
     }
   }
 
@@ -60,6 +69,23 @@ final class Sequence {
    */
   boolean isBehindReader(int chunkId) {
     return hasRead && chunkId - newestChunkIdRead < 0;
+  }
+
+  /**
+   * True if chunkId is the scraped chunk the reader was in when it was overwritten, and this
+   * commit of it has more fragments than were read: the rest can still come out, in order.
+   */
+  boolean canReadmit(int chunkId, int numFragments) {
+    return evictedFragmentsRead >= 0 && chunkId == newestChunkIdRead
+        && numFragments > evictedFragmentsRead;
+  }
+
+  /**
+   * True if the reader already got to chunkId or past it. For a chunk that is not in the buffer
+   * (any more), this means its packets were read, at least in part, before it was overwritten.
+   */
+  boolean wasReachedByReader(int chunkId) {
+    return hasRead && chunkId - newestChunkIdRead <= 0;
   }
 
   static int key(int producerId, int writerId) {
@@ -84,14 +110,25 @@ final class Sequence {
 
   /** Position of chunkId, or -(insertion point) - 1 when absent. */
   int find(int chunkId) {
+    if (size == 0) {
+      return -1;
+    }
+    // Fast paths: the newest chunk is appended at the end, the oldest overwritten at the front.
+    int c = Integer.compareUnsigned(chunkId, idAt(size - 1));
+    if (c >= 0) {
+      return c == 0 ? size - 1 : -size - 1;
+    }
+    if (chunkId == idAt(0)) {
+      return 0;
+    }
     int lo = 0;
     int hi = size - 1;
     while (lo <= hi) {
       int mid = (lo + hi) >>> 1;
-      int c = Integer.compareUnsigned(idAt(mid), chunkId);
-      if (c < 0) {
+      int cm = Integer.compareUnsigned(idAt(mid), chunkId);
+      if (cm < 0) {
         lo = mid + 1;
-      } else if (c > 0) {
+      } else if (cm > 0) {
         hi = mid - 1;
       } else {
         return mid;

@@ -67,6 +67,9 @@ public final class TraceBuffer implements AutoCloseable {
   // Read cursor: a sequence and a logical position in it (-1: at its end).
   private int readSeq;
   private int readPos;
+  /** Gaps crossed in the current sequence (bounded by its size), and whether one just was. */
+  private int walkSteps;
+  private boolean crossedGap;
   private long modCount;
   private long readModCount;
 
@@ -170,54 +173,46 @@ public final class TraceBuffer implements AutoCloseable {
       rewriteChunk(seq, pos, numFragments, flags, chunkComplete, src, srcOffset, size, recordSize);
       return;
     }
-    if (seq.isBehindReader(chunkId)) {
-      // Committed after a later chunk of its sequence was read: its packets cannot come out in
-      // order any more. (Upstream would return them late; dropping keeps the sequence ordered.)
-      chunksDiscarded++;
-      return;
+    boolean readmit = false;
+    if (seq.wasReachedByReader(chunkId)) {
+      // Committed after the reader got to it: a late chunk whose packets can no longer come out
+      // in order, or a scraped chunk read in part and overwritten before this final commit,
+      // whose packets would come out twice. V1 returns them anyway; like upstream's V2 we drop
+      // them, except the unread rest of that scraped chunk, which is admitted again.
+      readmit = seq.canReadmit(chunkId, numFragments);
+      if (!readmit) {
+        chunksDiscarded++;
+        return;
+      }
     }
     if (discardWrites) {
       discard();
       return;
     }
-    long toEnd = this.size - writePos;
-    if (recordSize > toEnd) {
-      if (clearRecords(writePos, toEnd) < 0) {
-        discard();
-        return;
-      }
-      writePadding(writePos, toEnd);
-      writePos = 0;
-      writeWrapCount++;
-    }
-    long gap = clearRecords(writePos, recordSize);
+    long gap = makeRoom(recordSize);
     if (gap < 0) {
       discard();
       return;
     }
-
     long at = writePos;
     writeRecord(at, chunkId, producerId, writerId, numFragments, flags, src, srcOffset, size,
         recordSize);
-    int slot = chunks.allocate();
-    chunks.recordOffset[slot] = at;
-    chunks.numFragments[slot] = numFragments;
-    chunks.fragmentsRead[slot] = 0;
-    chunks.nextFragmentOffset[slot] = 0;
-    chunks.flags[slot] = (byte) flags;
-    chunks.state[slot] = chunkComplete ? ChunkTable.COMPLETE : 0;
-    chunks.uid[slot] = uid;
-    chunks.pid[slot] = pid;
-    // Records may have been deleted from this sequence by clearRecords: look the place up again.
-    seq.insert(-seq.find(chunkId) - 1, chunkId, slot);
+    int slot = index(seq, chunkId, at, numFragments, flags, chunkComplete, uid, pid);
+    if (readmit) {
+      chunks.fragmentsRead[slot] = seq.evictedFragmentsRead;
+      chunks.nextFragmentOffset[slot] = seq.evictedNextFragmentOffset;
+      seq.evictedFragmentsRead = -1;
+    }
     chunksWritten++;
     bytesWritten += recordSize;
-
     writePos += recordSize;
     usedSize = Math.max(usedSize, writePos);
     if (writePos == this.size) {
       writePos = 0;
       writeWrapCount++;
+    }
+    if (gap > 0) {
+      writePadding(writePos, gap);
     }
     // Chunks may arrive out of order: the newest id is the one ahead by less than half the id
     // space (so that 0 after 0xFFFFFFFF counts as newer).
@@ -226,9 +221,39 @@ public final class TraceBuffer implements AutoCloseable {
     } else {
       chunksCommittedOutOfOrder++;
     }
-    if (gap > 0) {
-      writePadding(writePos, gap);
+  }
+
+  /**
+   * Frees recordSize bytes at the write position, wrapping (and padding the end) if they do not
+   * fit before the end. Returns the gap left after them to pad, or -1 if DISCARD refuses.
+   */
+  private long makeRoom(long recordSize) {
+    long toEnd = size - writePos;
+    if (recordSize > toEnd) {
+      if (clearRecords(writePos, toEnd) < 0) {
+        return -1;
+      }
+      writePadding(writePos, toEnd);
+      writePos = 0;
+      writeWrapCount++;
     }
+    return clearRecords(writePos, recordSize);
+  }
+
+  private int index(Sequence seq, int chunkId, long recordOffset, int numFragments, int flags,
+      boolean complete, int uid, int pid) {
+    int slot = chunks.allocate();
+    chunks.recordOffset[slot] = recordOffset;
+    chunks.numFragments[slot] = numFragments;
+    chunks.fragmentsRead[slot] = 0;
+    chunks.nextFragmentOffset[slot] = 0;
+    chunks.flags[slot] = (byte) flags;
+    chunks.state[slot] = complete ? ChunkTable.COMPLETE : 0;
+    chunks.uid[slot] = uid;
+    chunks.pid[slot] = pid;
+    // makeRoom may have deleted chunks of this sequence: look the place up again.
+    seq.insert(-seq.find(chunkId) - 1, chunkId, slot);
+    return slot;
   }
 
   private void rewriteChunk(Sequence seq, int pos, int numFragments, int flags, boolean complete,
@@ -333,6 +358,11 @@ public final class TraceBuffer implements AutoCloseable {
       chunksOverwritten++;
       bytesOverwritten += recordSize;
     }
+    if (!chunks.isComplete(slot) && chunks.fragmentsRead[slot] > 0
+        && seq.hasRead && seq.idAt(pos) == seq.newestChunkIdRead) {
+      seq.evictedFragmentsRead = chunks.fragmentsRead[slot];
+      seq.evictedNextFragmentOffset = chunks.nextFragmentOffset[slot];
+    }
     seq.remove(pos);
     chunks.release(slot);
   }
@@ -421,6 +451,7 @@ public final class TraceBuffer implements AutoCloseable {
     checkOpen();
     readSeq = -1;
     readPos = -1;
+    crossedGap = false;
     readModCount = modCount;
   }
 
@@ -437,7 +468,7 @@ public final class TraceBuffer implements AutoCloseable {
     }
     out.reset(buf);
     boolean dropped = true;
-    for (; ; readPos = moveNext(readSeq, readPos)) {
+    for (; ; readPos = advance(readSeq, readPos)) {
       if (readPos < 0) {
         // This sequence has nothing more to give: go to the next one that has chunks.
         do {
@@ -447,6 +478,8 @@ public final class TraceBuffer implements AutoCloseable {
           }
           readSeq++;
           readPos = startOf(sequences.at(readSeq));
+          walkSteps = 0;
+          crossedGap = false;
         } while (readPos < 0);
         dropped = true;
       }
@@ -455,6 +488,10 @@ public final class TraceBuffer implements AutoCloseable {
       if ((chunks.flags[slot] & CHUNK_NEEDS_PATCHING) != 0) {
         readPos = -1; // the sequence waits here for its patches
         continue;
+      }
+      if (crossedGap) {
+        crossedGap = false;
+        dropped = true; // what was in the gap may have been lost unread
       }
       if (chunks.fragmentsRead[slot] > 0) {
         dropped = chunks.lastReadSkipped(slot);
@@ -520,6 +557,33 @@ public final class TraceBuffer implements AutoCloseable {
     }
     int p = seq.firstAfter(seq.lastChunkIdWritten);
     return p == n ? 0 : p;
+  }
+
+  /**
+   * Where the reader goes after the chunk at pos: the next chunk as {@link #moveNext} says, or
+   * across a gap of ids that can never be read any more. Such a gap is left by chunks deleted
+   * after the reader got past them (a chunk committed out of order sits at a newer place in the
+   * buffer than its successors, and outlives them); chunks arriving into it are dropped (see
+   * copyChunkUntrusted). Upstream stops at any gap, which can stall a sequence for good.
+   */
+  private int advance(int seqIndex, int pos) {
+    int next = moveNext(seqIndex, pos);
+    if (next >= 0 || pos < 0) {
+      return next;
+    }
+    Sequence seq = sequences.at(seqIndex);
+    int id = seq.idAt(pos);
+    if (id == seq.lastChunkIdWritten || !chunks.isComplete(seq.slotAt(pos))
+        || ++walkSteps > seq.size()) {
+      return -1;
+    }
+    next = pos + 1 == seq.size() ? 0 : pos + 1;
+    int nextId = seq.idAt(next);
+    if (nextId - id > 0 && seq.wasReachedByReader(nextId - 1)) {
+      crossedGap = true;
+      return next;
+    }
+    return -1;
   }
 
   /**

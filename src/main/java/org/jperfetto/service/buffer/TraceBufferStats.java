@@ -7,9 +7,11 @@ package org.jperfetto.service.buffer;
  * <p>Byte counts are of records as stored: a 16-byte record header plus the chunk payload,
  * rounded up to 16 bytes, like upstream's.
  *
- * <p>One difference: {@code chunksDiscarded} also counts chunks committed after a later chunk of
- * their sequence was already read (in any policy). Upstream would hand their packets out late,
- * out of sequence order; this buffer drops them.
+ * <p>As in upstream's TraceBufferV2 (not V1), {@code chunksDiscarded} also counts, in any
+ * policy, chunks committed after the reader got to them: late chunks (a later chunk of their
+ * sequence was read) and chunks read and overwritten before a new commit of them. V1 would hand
+ * their packets out again or out of sequence order. (The unread rest of a scraped chunk that was
+ * overwritten while being read is admitted again, as V2 does.)
  */
 public record TraceBufferStats(
     long bufferSize,

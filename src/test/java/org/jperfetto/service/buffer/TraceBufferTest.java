@@ -399,6 +399,50 @@ class TraceBufferTest {
   }
 
   @Test
+  void scrapedChunkOverwrittenBeforeItsCommitIsNotReadTwiceButItsRestIs() {
+    ring(4096);
+    int payload = 1024 - 16;
+    chunk(1, 1, 0).packet(10, 0).packet(10, 1).packet(10, 2).payloadSize(payload).copyInto(tb, false);
+    assertEquals(2, readAll(tb).size());
+    for (int i = 0; i < 4; i++) {
+      chunk(2, 1, i).packet(10, 10 + i).payloadSize(payload).copyInto(tb); // overwrites the scrape
+    }
+    chunk(1, 1, 0).packet(10, 0).packet(10, 1).packet(10, 2).payloadSize(payload).copyInto(tb);
+    chunk(1, 1, 1).packet(10, 3).payloadSize(payload).copyInto(tb);
+    List<Read> got = readAll(tb).stream().filter(r -> r.producerId() == 1).toList();
+    assertEquals(2, got.size(), "packets 0 and 1 are not returned again: " + got);
+    assertArrayEquals(content(10, 2), got.get(0).data());
+    assertFalse(got.get(0).dropped(), "nothing was lost");
+    assertArrayEquals(content(10, 3), got.get(1).data());
+    assertEquals(0, tb.stats().chunksDiscarded());
+    // Once the chunk is gone again, a stray commit of it is dropped, not read again.
+    for (int i = 4; i < 8; i++) {
+      chunk(2, 1, i).packet(10, 10 + i).payloadSize(payload).copyInto(tb);
+    }
+    chunk(1, 1, 0).packet(10, 0).packet(10, 1).packet(10, 2).payloadSize(payload).copyInto(tb);
+    assertEquals(1, tb.stats().chunksDiscarded());
+    assertEquals(List.of(), readAll(tb).stream().filter(r -> r.producerId() == 1).toList());
+  }
+
+  @Test
+  void gapLeftByAReadChunkDoesNotStallTheSequence() {
+    buffer(4096, OverwritePolicy.DISCARD);
+    int payload = 1024 - 16;
+    chunk(1, 1, 1).packet(10, 1).payloadSize(payload).copyInto(tb);
+    chunk(1, 1, 2).packet(10, 2).payloadSize(payload).copyInto(tb);
+    chunk(1, 1, 0).packet(10, 0).payloadSize(payload).copyInto(tb); // out of order: placed last
+    assertEquals(3, readAll(tb).size());
+    chunk(1, 1, 3).packet(10, 3).payloadSize(payload).copyInto(tb);
+    chunk(1, 1, 4).packet(10, 4).payloadSize(payload).copyInto(tb); // deletes chunk 1 (read)
+    assertEquals(0, tb.stats().chunksDiscarded());
+    List<Read> got = readAll(tb);
+    assertEquals(2, got.size(), "the reader steps over the hole chunk 1 left: " + got);
+    assertArrayEquals(content(10, 3), got.get(0).data());
+    assertFalse(got.get(0).dropped());
+    assertArrayEquals(content(10, 4), got.get(1).data());
+  }
+
+  @Test
   void chunkIdsWrapAroundFromMaxToZero() {
     ring(8192);
     byte[] a = content(40, 1);
@@ -580,6 +624,63 @@ class TraceBufferTest {
   }
 
   @Test
+  void incompleteChunkIgnoresTheFlagsOfItsUnfinishedLastPacket() {
+    ring(4096);
+    chunk(1, 1, 0).packet(20, 1).packet(30, 2).flags(ON_NEXT | PATCH).payloadSize(512).copyInto(tb, false);
+    List<Read> got = readAll(tb);
+    assertEquals(1, got.size(), "the first packet is readable although the chunk needs patching");
+    assertArrayEquals(content(20, 1), got.get(0).data());
+  }
+
+  @Test
+  void recommitCompletingAFragmentedPacketGluesIt() {
+    ring(4096);
+    chunk(1, 1, 0).packet(20, 1).packet(30, 2).flags(ON_NEXT).payloadSize(512).copyInto(tb, false);
+    assertEquals(1, readAll(tb).size());
+    chunk(1, 1, 1).packet(40, 3).flags(FROM_PREV).packet(50, 4).payloadSize(512).copyInto(tb);
+    assertEquals(List.of(), readAll(tb), "not past the incomplete chunk");
+    chunk(1, 1, 0).packet(20, 1).packet(30, 2).flags(ON_NEXT).payloadSize(512).copyInto(tb, true);
+    List<Read> got = readAll(tb);
+    assertEquals(2, got.size());
+    assertArrayEquals(concat(content(30, 2), content(40, 3)), got.get(0).data());
+    assertArrayEquals(content(50, 4), got.get(1).data());
+  }
+
+  @Test
+  void recommitOfAReadChunkWithOtherContentDoesNotStallTheSequence() {
+    ring(4096);
+    chunk(1, 1, 0).packet(30, 1).packet(40, 2).payloadSize(512).copyInto(tb);
+    assertEquals(2, readAll(tb).size());
+    // Same size, more fragments, but the reader's offset now points into other bytes.
+    chunk(1, 1, 0).packet(10, 7).packet(10, 8).packet(10, 9).payloadSize(512).copyInto(tb);
+    assertEquals(List.of(), readAll(tb));
+    chunk(1, 1, 1).packet(10, 4).packet(10, 5).payloadSize(512).copyInto(tb);
+    List<Read> got = readAll(tb);
+    assertEquals(2, got.size());
+    assertArrayEquals(content(10, 4), got.get(0).data());
+    assertArrayEquals(content(10, 5), got.get(1).data());
+  }
+
+  @Test
+  void patchesAtBothEndsOfAChunk() {
+    ring(4096);
+    chunk(1, 1, 0).packet(100, 1).flags(ON_NEXT).copyInto(tb);
+    TestChunk middle = chunk(1, 1, 1).packet(24, 2).flags(FROM_PREV | ON_NEXT | PATCH); // data at 4..27
+    middle.copyInto(tb);
+    chunk(1, 1, 2).packet(100, 3).flags(FROM_PREV).copyInto(tb);
+    byte[] a = {'P', 'E', 'R', 'F'};
+    byte[] b = {'E', 'T', 'T', 'O'};
+    assertTrue(tb.tryPatchChunkContents(1, 1, 1, List.of(new Patch(4, a), new Patch(24, b)), false));
+    byte[] expected = content(24, 2);
+    System.arraycopy(a, 0, expected, 0, 4);
+    System.arraycopy(b, 0, expected, 20, 4);
+    List<Read> got = readAll(tb);
+    assertEquals(1, got.size());
+    assertArrayEquals(concat(content(100, 1), expected, content(100, 3)), got.get(0).data());
+    assertEquals(2, tb.stats().patchesSucceeded());
+  }
+
+  @Test
   void writesDuringAReadDoNotRepeatPackets() {
     ring(8192);
     chunk(1, 1, 0).packet(10, 0).packet(10, 1).copyInto(tb);
@@ -613,6 +714,27 @@ class TraceBufferTest {
     }
     List<Read> fromOriginal = readAll(tb);
     assertEquals(1, fromOriginal.size(), "reading the clone does not consume the original");
+  }
+
+  @Test
+  void copyOfAWrappedBufferReadsLikeTheOriginal() {
+    ring(8192);
+    for (int i = 0; i < 9; i++) {
+      chunk(1 + i % 2, 1, i / 2).packet(1000 + 100 * i, i).copyInto(tb);
+    }
+    assertTrue(tb.stats().writeWrapCount() > 0);
+    assertTrue(tb.stats().paddingBytesWritten() > 0);
+    try (TraceBuffer clone = tb.copy()) {
+      List<Read> fromClone = readAll(clone);
+      List<Read> fromOriginal = readAll(tb);
+      assertEquals(fromOriginal.size(), fromClone.size());
+      assertTrue(fromClone.size() > 0);
+      for (int i = 0; i < fromClone.size(); i++) {
+        assertArrayEquals(fromOriginal.get(i).data(), fromClone.get(i).data());
+        assertEquals(fromOriginal.get(i).dropped(), fromClone.get(i).dropped());
+      }
+      assertEquals(tb.stats().chunksRead(), clone.stats().chunksRead());
+    }
   }
 
   @Test

@@ -1,0 +1,26 @@
+#!/bin/sh
+# Builds the jperfetto runtime image: jlink over our module and the modular protobuf-java, then
+# the launchers, then (when the image has them) an AppCDS/AOT training run.
+#
+#   scripts/build-image.sh OUTPUT MODULE_PATH NAME=MODULE/MAINCLASS...
+#
+# The training run (scripts/train-cds.sh) starts jtraced and runs `jperfetto --query` against it.
+# jlink options live in src/main/jlink/jlink.args (shared with PackagingIT). JAVA_HOME picks the
+# JDK whose jlink (and so whose runtime) goes into the image; scripts/find-jdk.sh finds one if unset.
+set -eu
+[ $# -ge 3 ] || { echo "usage: $0 OUTPUT MODULE_PATH NAME=MODULE/MAINCLASS..." >&2; exit 2; }
+out=$1 modpath=$2
+shift 2
+root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/scripts/find-jdk.sh"
+
+# Runtimes before 25 have no AOT cache: their AppCDS archives layer on the image's default CDS
+# archive, which jlink then has to generate (28 MB that a 25+ image does without).
+cds_base=
+[ "$JPERFETTO_JAVA_VERSION" -lt 25 ] && cds_base=--generate-cds-archive
+
+rm -rf "$out"
+"$JAVA_HOME/bin/jlink" @"$root/src/main/jlink/jlink.args" $cds_base --module-path "$modpath" --output "$out"
+"$root/scripts/install-launchers.sh" "$out" "$@"
+"$root/scripts/train-cds.sh" "$out" jtraced jperfetto --query
+echo "jperfetto runtime image: $out ($(du -sh "$out" | cut -f1))"

@@ -1,0 +1,222 @@
+package org.jperfetto.cli;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CountDownLatch;
+import java.util.logging.ConsoleHandler;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import java.util.logging.SimpleFormatter;
+import org.jperfetto.service.ipc.ServiceHost;
+import org.jperfetto.service.ipc.SocketPaths;
+
+/**
+ * The {@code jtraced} daemon: the tracing service on its producer and consumer sockets.
+ *
+ * <pre>
+ * jtraced [--producer-socket PATH[,PATH...]] [--consumer-socket PATH]
+ *         [--consumer-socket-mode OCTAL] [--background [--log-file FILE]] [-v | --log-level LEVEL]
+ * </pre>
+ *
+ * Paths default to $PERFETTO_PRODUCER_SOCK_NAME / $PERFETTO_CONSUMER_SOCK_NAME, else
+ * /run/perfetto/traced-{producer,consumer}.sock when /run/perfetto/ is accessible, else
+ * /tmp/perfetto-{producer,consumer}. Once listening it prints one line,
+ * {@code jtraced: listening on producer=... consumer=...}. SIGTERM or Ctrl-C closes the sockets,
+ * removes their files and exits with status 0.
+ *
+ * <p>--background: a JVM cannot fork, so jtraced starts itself again (same java, same JVM and
+ * program arguments minus --background) under setsid when available, with stdin from /dev/null and
+ * stdout/stderr appended to the log file (default /tmp/jtraced.log); the first process waits until
+ * the second printed its ready line (or failed), prints the child's pid and exits.
+ */
+public final class Jtraced {
+  static final String READY_PREFIX = "jtraced: listening on ";
+  private static final long BACKGROUND_START_TIMEOUT_MS = 20_000;
+
+  private Jtraced() {}
+
+  record Args(String producerSockets, String consumerSocket, int consumerSocketMode,
+      boolean background, String logFile, Level logLevel) {}
+
+  public static void main(String[] argv) {
+    Args args;
+    try {
+      args = parse(argv);
+    } catch (IllegalArgumentException e) {
+      System.err.println("jtraced: " + e.getMessage());
+      System.err.println(usage());
+      System.exit(2);
+      return;
+    }
+    configureLogging(args.logLevel());
+    if (args.background()) {
+      System.exit(startInBackground(argv, args.logFile()));
+      return;
+    }
+    ServiceHost host;
+    try {
+      host = ServiceHost.start(ServiceHost.Options.of(args.producerSockets(), args.consumerSocket())
+          .withConsumerSocketMode(args.consumerSocketMode()));
+    } catch (IOException | RuntimeException e) {
+      System.err.println("jtraced: " + e.getMessage());
+      System.exit(1);
+      return;
+    }
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      host.close();
+      System.err.println("jtraced: stopped");
+      System.err.flush();
+      System.out.flush();
+      Runtime.getRuntime().halt(0); // a signal-initiated exit would otherwise report 128+signal
+    }, "jtraced-shutdown"));
+    System.out.println(READY_PREFIX + "producer=" + String.join(",", host.producerSockets())
+        + " consumer=" + host.consumerSocket());
+    System.out.flush();
+    try {
+      new CountDownLatch(1).await();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  static Args parse(String[] argv) {
+    String producer = null;
+    String consumer = null;
+    int mode = ServiceHost.DEFAULT_CONSUMER_SOCKET_MODE;
+    boolean background = false;
+    String logFile = "/tmp/jtraced.log";
+    Level level = Level.WARNING;
+    for (int i = 0; i < argv.length; i++) {
+      String a = argv[i];
+      String value = null;
+      int eq = a.indexOf('=');
+      if (a.startsWith("--") && eq > 0) {
+        value = a.substring(eq + 1);
+        a = a.substring(0, eq);
+      }
+      switch (a) {
+        case "--producer-socket" -> producer = value != null ? value : next(argv, ++i, a);
+        case "--consumer-socket" -> consumer = value != null ? value : next(argv, ++i, a);
+        case "--consumer-socket-mode" -> mode = parseMode(value != null ? value : next(argv, ++i, a));
+        case "--background" -> background = true;
+        case "--log-file" -> logFile = value != null ? value : next(argv, ++i, a);
+        case "-v", "--verbose" -> level = Level.FINE;
+        case "--log-level" -> level = parseLevel(value != null ? value : next(argv, ++i, a));
+        case "-h", "--help" -> throw new IllegalArgumentException("help");
+        default -> throw new IllegalArgumentException("unknown argument: " + argv[i]);
+      }
+    }
+    return new Args(producer != null ? producer : SocketPaths.defaultProducer(),
+        consumer != null ? consumer : SocketPaths.defaultConsumer(), mode, background, logFile, level);
+  }
+
+  private static String next(String[] argv, int i, String flag) {
+    if (i >= argv.length) {
+      throw new IllegalArgumentException(flag + " needs a value");
+    }
+    return argv[i];
+  }
+
+  private static int parseMode(String s) {
+    try {
+      int mode = Integer.parseInt(s, 8);
+      if (mode < 0 || mode > 0777) {
+        throw new NumberFormatException();
+      }
+      return mode;
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("--consumer-socket-mode wants an octal mode like 0660, got " + s);
+    }
+  }
+
+  private static Level parseLevel(String s) {
+    return switch (s.toLowerCase(Locale.ROOT)) {
+      case "error" -> Level.SEVERE;
+      case "warning", "warn" -> Level.WARNING;
+      case "info" -> Level.INFO;
+      case "debug" -> Level.FINE;
+      case "trace" -> Level.FINEST;
+      default -> throw new IllegalArgumentException("--log-level wants error|warning|info|debug|trace, got " + s);
+    };
+  }
+
+  static String usage() {
+    return """
+        usage: jtraced [--producer-socket PATH[,PATH...]] [--consumer-socket PATH]
+                       [--consumer-socket-mode OCTAL] [--background [--log-file FILE]]
+                       [-v | --log-level error|warning|info|debug|trace]""";
+  }
+
+  /** System.Logger goes to java.util.logging by default: one console handler on stderr. */
+  private static void configureLogging(Level level) {
+    System.setProperty("java.util.logging.SimpleFormatter.format", "jtraced %4$s %3$s: %5$s%6$s%n");
+    Logger root = Logger.getLogger("");
+    for (var h : root.getHandlers()) {
+      root.removeHandler(h);
+    }
+    ConsoleHandler handler = new ConsoleHandler(); // System.err
+    handler.setFormatter(new SimpleFormatter());
+    handler.setLevel(level);
+    root.addHandler(handler);
+    root.setLevel(level);
+  }
+
+  /** Re-executes this command without --background, detached; returns the exit status. */
+  private static int startInBackground(String[] argv, String logFile) {
+    ProcessHandle.Info info = ProcessHandle.current().info();
+    if (info.command().isEmpty() || info.arguments().isEmpty()) {
+      System.err.println("jtraced: --background: cannot see this process's command line");
+      return 1;
+    }
+    List<String> cmd = new ArrayList<>();
+    if (new File("/usr/bin/setsid").canExecute()) {
+      cmd.add("/usr/bin/setsid");
+    }
+    cmd.add(info.command().get());
+    for (String a : info.arguments().get()) {
+      if (!a.equals("--background")) {
+        cmd.add(a);
+      }
+    }
+    Path log = Path.of(logFile);
+    try {
+      long start = Files.exists(log) ? Files.size(log) : 0;
+      Process child = new ProcessBuilder(cmd).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+          .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+          .redirectErrorStream(true).start();
+      long deadline = System.currentTimeMillis() + BACKGROUND_START_TIMEOUT_MS;
+      PrintStream out = System.out;
+      while (System.currentTimeMillis() < deadline) {
+        String text = Files.readString(log).substring((int) Math.min(start, Files.size(log)));
+        int at = text.indexOf(READY_PREFIX);
+        if (at >= 0) {
+          int end = text.indexOf('\n', at);
+          out.println(text.substring(at, end < 0 ? text.length() : end) + " (pid " + child.pid()
+              + ", log " + log + ")");
+          return 0;
+        }
+        if (!child.isAlive()) {
+          System.err.println("jtraced: the background process exited with " + child.exitValue()
+              + "; see " + log + ":\n" + text.strip());
+          return 1;
+        }
+        Thread.sleep(50);
+      }
+      System.err.println("jtraced: the background process did not get ready in "
+          + BACKGROUND_START_TIMEOUT_MS + " ms; see " + log);
+      return 1;
+    } catch (IOException e) {
+      System.err.println("jtraced: --background: " + e.getMessage());
+      return 1;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return 1;
+    }
+  }
+}

@@ -1,0 +1,287 @@
+package org.jperfetto.producer.track;
+
+import org.jperfetto.producer.DataSource;
+import org.jperfetto.producer.TraceContext;
+import org.jperfetto.producer.TraceWriter;
+import org.jperfetto.producer.proto.ProtoWriter;
+import org.jperfetto.protos.BuiltinClock;
+import org.jperfetto.protos.ClockSnapshot;
+import org.jperfetto.protos.ProcessDescriptor;
+import org.jperfetto.protos.ThreadDescriptor;
+import org.jperfetto.protos.TracePacket;
+import org.jperfetto.protos.TracePacketDefaults;
+import org.jperfetto.protos.TrackDescriptor;
+import org.jperfetto.protos.TrackEventDefaults;
+
+/**
+ * One thread's TrackEvent machinery: the event being emitted (its fields set by {@link TrackEvent}
+ * before {@link DataSource#trace} runs this once per active session) and, per session, the
+ * sequence's incremental state. Nothing here allocates per event.
+ */
+final class ThreadState implements DataSource.TraceFunction<Session> {
+  static final int ARG_LONG = 1;
+  static final int ARG_DOUBLE = 2;
+  static final int ARG_BOOL = 3;
+  static final int ARG_STRING = 4;
+  static final int MAX_INLINE_ARGS = 2;
+
+  /** The sequence-scoped incremental clock (upstream's first non-builtin clock id). */
+  static final int CLOCK_ID_INCREMENTAL = 64;
+  static final int CLOCK_ID_MONOTONIC = BuiltinClock.BUILTIN_CLOCK_MONOTONIC_VALUE;
+  static final int TYPE_SLICE_BEGIN = org.jperfetto.protos.TrackEvent.Type.TYPE_SLICE_BEGIN_VALUE;
+  static final int TYPE_SLICE_END = org.jperfetto.protos.TrackEvent.Type.TYPE_SLICE_END_VALUE;
+  static final int TYPE_INSTANT = org.jperfetto.protos.TrackEvent.Type.TYPE_INSTANT_VALUE;
+  static final int TYPE_COUNTER = org.jperfetto.protos.TrackEvent.Type.TYPE_COUNTER_VALUE;
+  private static final int SEQ_INCREMENTAL_STATE_CLEARED =
+      TracePacket.SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED_VALUE;
+  private static final int SEQ_NEEDS_INCREMENTAL_STATE =
+      TracePacket.SequenceFlags.SEQ_NEEDS_INCREMENTAL_STATE_VALUE;
+
+  private final TrackEvent owner;
+  private final long tid;
+  private final long threadUuid;
+  private final SequenceState[] sequences = new SequenceState[DataSource.MAX_INSTANCES];
+  private final EventContext context = new EventContext();
+  private boolean busy;
+
+  // The event being emitted.
+  private int type;
+  private Category category;
+  private Track track;
+  private String name;
+  private long timestamp;
+  private boolean hasCounter;
+  private boolean doubleCounter;
+  private long counterBits;
+  private int argCount;
+  private final String[] argNames = new String[MAX_INLINE_ARGS];
+  private final int[] argKinds = new int[MAX_INLINE_ARGS];
+  private final long[] argBits = new long[MAX_INLINE_ARGS];
+  private final String[] argTexts = new String[MAX_INLINE_ARGS];
+  private TrackEvent.EventFunction function;
+
+  ThreadState(TrackEvent owner) {
+    this.owner = owner;
+    this.tid = ProcessInfo.currentTid();
+    this.threadUuid = ProcessInfo.current().threadUuid(tid);
+  }
+
+  long threadUuid() {
+    return threadUuid;
+  }
+
+  long tid() {
+    return tid;
+  }
+
+  /**
+   * Starts an event; returns false if this thread is already emitting one (a trace point reached from
+   * inside an event function: dropped, as upstream's reentrancy guard does).
+   */
+  boolean start(int eventType, Category eventCategory, Track eventTrack, String eventName) {
+    if (busy) {
+      return false;
+    }
+    busy = true;
+    type = eventType;
+    category = eventCategory;
+    track = eventTrack;
+    name = eventName;
+    return true;
+  }
+
+  void arg(String argName, int kind, long bits, String text) {
+    int i = argCount++;
+    argNames[i] = argName;
+    argKinds[i] = kind;
+    argBits[i] = bits;
+    argTexts[i] = text;
+  }
+
+  void counter(boolean isDouble, long bits) {
+    hasCounter = true;
+    doubleCounter = isDouble;
+    counterBits = bits;
+  }
+
+  void function(TrackEvent.EventFunction fn) {
+    function = fn;
+  }
+
+  /** Timestamps the event, writes it to every active session, and forgets it. */
+  void emit(DataSource<Session> dataSource) {
+    try {
+      timestamp = System.nanoTime();
+      dataSource.trace(this);
+    } finally {
+      category = null;
+      track = null;
+      name = null;
+      function = null;
+      hasCounter = false;
+      for (int i = 0; i < argCount; i++) {
+        argNames[i] = null;
+        argTexts[i] = null;
+      }
+      argCount = 0;
+      busy = false;
+    }
+  }
+
+  @Override
+  public void trace(TraceContext<Session> ctx) {
+    int index = ctx.instance().index();
+    if (!category.isEnabledFor(index)) {
+      return;
+    }
+    Session session = ctx.state();
+    if (session == null) {
+      return;
+    }
+    TraceWriter writer = ctx.writer();
+    SequenceState seq = sequences[index];
+    if (seq == null) {
+      seq = new SequenceState();
+      sequences[index] = seq;
+    }
+    int generation = ctx.instance().incrementalStateGeneration();
+    if (!seq.isCurrent(writer, session, generation)) {
+      resetIncrementalState(seq, writer, session, generation);
+    }
+    Track t = track;
+    if (t != null && !seq.tracks.contains(t.uuid())) {
+      ProtoWriter p = writer.newTracePacket();
+      writeTimestamp(p, seq);
+      p.appendVarInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, SEQ_NEEDS_INCREMENTAL_STATE);
+      t.writeDescriptor(p, ProcessInfo.current().uuid());
+      seq.tracks.add(t.uuid());
+    }
+    ProtoWriter p = writer.newTracePacket();
+    writeTimestamp(p, seq);
+    p.beginNested(TracePacket.TRACK_EVENT_FIELD_NUMBER);
+    p.appendVarInt(org.jperfetto.protos.TrackEvent.TYPE_FIELD_NUMBER, type);
+    if (type != TYPE_SLICE_END && type != TYPE_COUNTER) {
+      int iid = seq.intern(SequenceState.KIND_CATEGORY, category.name());
+      if (iid != 0) {
+        p.appendVarInt(org.jperfetto.protos.TrackEvent.CATEGORY_IIDS_FIELD_NUMBER, iid);
+      } else {
+        p.appendString(org.jperfetto.protos.TrackEvent.CATEGORIES_FIELD_NUMBER, category.name());
+      }
+    }
+    if (t != null) {
+      p.appendVarInt(org.jperfetto.protos.TrackEvent.TRACK_UUID_FIELD_NUMBER, t.uuid());
+    }
+    if (name != null) {
+      int iid = seq.intern(SequenceState.KIND_EVENT_NAME, name);
+      if (iid != 0) {
+        p.appendVarInt(org.jperfetto.protos.TrackEvent.NAME_IID_FIELD_NUMBER, iid);
+      } else {
+        p.appendString(org.jperfetto.protos.TrackEvent.NAME_FIELD_NUMBER, name);
+      }
+    }
+    if (hasCounter) {
+      if (doubleCounter) {
+        p.appendDouble(org.jperfetto.protos.TrackEvent.DOUBLE_COUNTER_VALUE_FIELD_NUMBER,
+            Double.longBitsToDouble(counterBits));
+      } else {
+        p.appendVarInt(org.jperfetto.protos.TrackEvent.COUNTER_VALUE_FIELD_NUMBER, counterBits);
+      }
+    }
+    if (argCount > 0 || function != null) {
+      context.begin(p, seq, session.filterDebugAnnotations());
+      try {
+        for (int i = 0; i < argCount; i++) {
+          context.inlineArg(argNames[i], argKinds[i], argBits[i], argTexts[i]);
+        }
+        if (function != null) {
+          function.write(context);
+        }
+        context.finish();
+      } catch (RuntimeException | Error e) {
+        seq.abandonPending();
+        throw e;
+      }
+    }
+    p.endNested();
+    seq.writePendingInterned(p);
+    p.appendVarInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, SEQ_NEEDS_INCREMENTAL_STATE);
+  }
+
+  /** Delta from the sequence's last timestamp, or absolute when the clock went back or is absolute. */
+  private void writeTimestamp(ProtoWriter p, SequenceState seq) {
+    long ts = timestamp;
+    if (!seq.session.incrementalTimestamps()) {
+      p.appendVarInt(TracePacket.TIMESTAMP_FIELD_NUMBER, ts);
+    } else if (ts >= seq.lastTimestamp) {
+      p.appendVarInt(TracePacket.TIMESTAMP_FIELD_NUMBER, ts - seq.lastTimestamp);
+      seq.lastTimestamp = ts;
+    } else {
+      p.appendVarInt(TracePacket.TIMESTAMP_FIELD_NUMBER, ts);
+      p.appendVarInt(TracePacket.TIMESTAMP_CLOCK_ID_FIELD_NUMBER, CLOCK_ID_MONOTONIC);
+    }
+  }
+
+  /**
+   * Starts a new incremental state on the sequence: a packet with SEQ_INCREMENTAL_STATE_CLEARED
+   * that sets the packet defaults (clock, this thread's track) and, for delta timestamps, a clock
+   * snapshot tying the incremental clock to CLOCK_MONOTONIC; then this thread's and the process's
+   * track descriptors. Same shape as upstream's SDK.
+   */
+  private void resetIncrementalState(SequenceState seq, TraceWriter writer, Session session, int generation) {
+    seq.reset(writer, session, generation, timestamp);
+    boolean incremental = session.incrementalTimestamps();
+    ProtoWriter p = writer.newTracePacket();
+    writeTimestamp(p, seq);
+    p.appendVarInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, SEQ_INCREMENTAL_STATE_CLEARED);
+    p.beginNested(TracePacket.TRACE_PACKET_DEFAULTS_FIELD_NUMBER);
+    p.appendVarInt(TracePacketDefaults.TIMESTAMP_CLOCK_ID_FIELD_NUMBER,
+        incremental ? CLOCK_ID_INCREMENTAL : CLOCK_ID_MONOTONIC);
+    p.beginNested(TracePacketDefaults.TRACK_EVENT_DEFAULTS_FIELD_NUMBER);
+    p.appendVarInt(TrackEventDefaults.TRACK_UUID_FIELD_NUMBER, threadUuid);
+    p.endNested();
+    p.endNested();
+    if (incremental) {
+      p.beginNested(TracePacket.CLOCK_SNAPSHOT_FIELD_NUMBER);
+      p.beginNested(ClockSnapshot.CLOCKS_FIELD_NUMBER);
+      p.appendVarInt(ClockSnapshot.Clock.CLOCK_ID_FIELD_NUMBER, CLOCK_ID_MONOTONIC);
+      p.appendVarInt(ClockSnapshot.Clock.TIMESTAMP_FIELD_NUMBER, timestamp);
+      p.endNested();
+      p.beginNested(ClockSnapshot.CLOCKS_FIELD_NUMBER);
+      p.appendVarInt(ClockSnapshot.Clock.CLOCK_ID_FIELD_NUMBER, CLOCK_ID_INCREMENTAL);
+      p.appendVarInt(ClockSnapshot.Clock.TIMESTAMP_FIELD_NUMBER, timestamp);
+      p.appendBool(ClockSnapshot.Clock.IS_INCREMENTAL_FIELD_NUMBER, true);
+      p.appendVarInt(ClockSnapshot.Clock.UNIT_MULTIPLIER_NS_FIELD_NUMBER, 1);
+      p.endNested();
+      p.endNested();
+    }
+    ProcessInfo process = ProcessInfo.current();
+    seq.tracks.add(threadUuid);
+    p = writer.newTracePacket();
+    writeTimestamp(p, seq);
+    p.appendVarInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, SEQ_NEEDS_INCREMENTAL_STATE);
+    p.beginNested(TracePacket.TRACK_DESCRIPTOR_FIELD_NUMBER);
+    p.appendVarInt(TrackDescriptor.UUID_FIELD_NUMBER, threadUuid);
+    p.appendVarInt(TrackDescriptor.PARENT_UUID_FIELD_NUMBER, process.uuid());
+    p.beginNested(TrackDescriptor.THREAD_FIELD_NUMBER);
+    p.appendVarInt(ThreadDescriptor.PID_FIELD_NUMBER, process.pid());
+    p.appendVarInt(ThreadDescriptor.TID_FIELD_NUMBER, tid);
+    p.appendString(ThreadDescriptor.THREAD_NAME_FIELD_NUMBER, Thread.currentThread().getName());
+    p.endNested();
+    p.endNested();
+
+    seq.tracks.add(process.uuid());
+    p = writer.newTracePacket();
+    writeTimestamp(p, seq);
+    p.appendVarInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, SEQ_NEEDS_INCREMENTAL_STATE);
+    p.beginNested(TracePacket.TRACK_DESCRIPTOR_FIELD_NUMBER);
+    p.appendVarInt(TrackDescriptor.UUID_FIELD_NUMBER, process.uuid());
+    p.beginNested(TrackDescriptor.PROCESS_FIELD_NUMBER);
+    p.appendVarInt(ProcessDescriptor.PID_FIELD_NUMBER, process.pid());
+    for (String arg : process.cmdline()) {
+      p.appendString(ProcessDescriptor.CMDLINE_FIELD_NUMBER, arg);
+    }
+    p.appendString(ProcessDescriptor.PROCESS_NAME_FIELD_NUMBER, owner.processName());
+    p.endNested();
+    p.endNested();
+  }
+}

@@ -1,0 +1,393 @@
+package org.jperfetto.producer.track;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.jperfetto.producer.BufferExhaustedPolicy;
+import org.jperfetto.producer.DataSource;
+import org.jperfetto.producer.DataSourceHandler;
+import org.jperfetto.producer.DataSourceInstance;
+import org.jperfetto.protos.DataSourceDescriptor;
+import org.jperfetto.protos.TrackEventCategory;
+import org.jperfetto.protos.TrackEventDescriptor;
+
+/**
+ * The TrackEvent API: slices, instants, counters, flows and debug annotations on thread, process and
+ * custom tracks, recorded by the "track_event" data source in upstream Perfetto's format (interned
+ * names, delta timestamps on CLOCK_MONOTONIC, track descriptors), so trace_processor and the UI read
+ * them as they read the C++ SDK's.
+ *
+ * <pre>{@code
+ * static final Category RENDER = Category.of("render");
+ * static final TrackEvent TRACK = TrackEvent.builder().categories(RENDER).build();
+ * // once: TracingProducer.builder("app").dataSource(TRACK.dataSource()).start();
+ * try (var s = TRACK.slice(RENDER, "draw")) { ... }
+ * TRACK.instant(RENDER, "vsync", "frame", frameNo);
+ * }</pre>
+ *
+ * <p>Every method first checks the category: when no session records it the call is a volatile load
+ * and a branch. Enabled, an event allocates nothing (names and categories are interned per thread
+ * and session; pass string constants, not strings built per call, to keep it so).
+ */
+public final class TrackEvent {
+  /** The data source name perfetto configs ask for. */
+  public static final String DATA_SOURCE_NAME = "track_event";
+
+  /** Adds annotations and flows to one event; called once per recording session. */
+  @FunctionalInterface
+  public interface EventFunction {
+    void write(EventContext event);
+  }
+
+  /** Ends a slice of its category on the current thread when closed: a try-with-resources scope. */
+  public final class Scope implements AutoCloseable {
+    private final Category category;
+
+    Scope(Category category) {
+      this.category = category;
+    }
+
+    @Override
+    public void close() {
+      end(category);
+    }
+  }
+
+  private static final DataSource.TraceFunction<Session> FLUSH = ctx -> ctx.flush();
+
+  private final DataSource<Session> dataSource;
+  private final String processName;
+  private final List<Category> categories = new CopyOnWriteArrayList<>();
+  private final Map<String, Category> dynamicCategories = new ConcurrentHashMap<>();
+  private final Session[] sessions = new Session[DataSource.MAX_INSTANCES];
+  private final ThreadLocal<ThreadState> threads = ThreadLocal.withInitial(() -> new ThreadState(this));
+
+  private TrackEvent(Builder b) {
+    this.processName = b.processName != null ? b.processName : ProcessInfo.current().defaultName();
+    TrackEventDescriptor.Builder available = TrackEventDescriptor.newBuilder();
+    for (Category c : b.categories) {
+      c.bind(this);
+      categories.add(c);
+      available.addAvailableCategories(TrackEventCategory.newBuilder().setName(c.name())
+          .setDescription(c.description()).addAllTags(c.tags()));
+    }
+    DataSourceDescriptor descriptor = DataSourceDescriptor.newBuilder().setName(DATA_SOURCE_NAME)
+        .setTrackEventDescriptor(available).build();
+    this.dataSource = DataSource.create(descriptor, new Handler(), b.policy);
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Options of a {@link TrackEvent}. */
+  public static final class Builder {
+    private final List<Category> categories = new java.util.ArrayList<>();
+    private String processName;
+    private BufferExhaustedPolicy policy = BufferExhaustedPolicy.DROP;
+
+    private Builder() {}
+
+    /** The static categories (listed in the data source descriptor). */
+    public Builder categories(Category... list) {
+      for (Category c : list) {
+        categories.add(Objects.requireNonNull(c, "category"));
+      }
+      return this;
+    }
+
+    /** process_name of the process track (default: the main class, else the executable). */
+    public Builder processName(String name) {
+      this.processName = Objects.requireNonNull(name, "process name");
+      return this;
+    }
+
+    /** What writers do when the shared memory buffer is full (default DROP, as upstream). */
+    public Builder bufferExhaustedPolicy(BufferExhaustedPolicy p) {
+      this.policy = Objects.requireNonNull(p, "policy");
+      return this;
+    }
+
+    public TrackEvent build() {
+      return new TrackEvent(this);
+    }
+  }
+
+  /** The "track_event" data source to register with a TracingProducer. */
+  public DataSource<?> dataSource() {
+    return dataSource;
+  }
+
+  String processName() {
+    return processName;
+  }
+
+  /** The categories registered so far (static, then dynamic ones in creation order). */
+  public List<Category> categories() {
+    return List.copyOf(categories);
+  }
+
+  /**
+   * A category made at run time (e.g. from user input): the same object for the same name, enabled
+   * by the running sessions' configs like a static one. Keep the result; the lookup allocates.
+   */
+  public Category dynamicCategory(String name, String... tags) {
+    for (Category c : categories) {
+      if (c.name().equals(name)) {
+        return c;
+      }
+    }
+    return dynamicCategories.computeIfAbsent(name, n -> {
+      Category c = Category.of(n, tags);
+      synchronized (this) {
+        c.bind(this);
+        for (int i = 0; i < sessions.length; i++) {
+          if (sessions[i] != null) {
+            c.setEnabled(i, sessions[i].isEnabled(c));
+          }
+        }
+        categories.add(c);
+      }
+      return c;
+    });
+  }
+
+  // ---- slices on the current thread's track ----
+
+  /** Begins a slice on the current thread. */
+  public void begin(Category category, String name) {
+    if (category.enabledInstances() != 0) {
+      emit(ThreadState.TYPE_SLICE_BEGIN, category, null, name);
+    }
+  }
+
+  /** Begins a slice with one integer debug annotation. */
+  public void begin(Category category, String name, String arg, long value) {
+    if (category.enabledInstances() != 0) {
+      emit1(ThreadState.TYPE_SLICE_BEGIN, category, null, name, arg, ThreadState.ARG_LONG, value, null);
+    }
+  }
+
+  /** Begins a slice with one string debug annotation. */
+  public void begin(Category category, String name, String arg, String value) {
+    if (category.enabledInstances() != 0) {
+      emit1(ThreadState.TYPE_SLICE_BEGIN, category, null, name, arg, ThreadState.ARG_STRING, 0, value);
+    }
+  }
+
+  /** Begins a slice whose annotations and flows fn writes. */
+  public void begin(Category category, String name, EventFunction fn) {
+    if (category.enabledInstances() != 0) {
+      emitWith(ThreadState.TYPE_SLICE_BEGIN, category, null, name, fn);
+    }
+  }
+
+  /** Ends the innermost slice of the current thread. */
+  public void end(Category category) {
+    if (category.enabledInstances() != 0) {
+      emit(ThreadState.TYPE_SLICE_END, category, null, null);
+    }
+  }
+
+  /** Ends the innermost slice of the current thread, adding fn's annotations and flows to it. */
+  public void end(Category category, EventFunction fn) {
+    if (category.enabledInstances() != 0) {
+      emitWith(ThreadState.TYPE_SLICE_END, category, null, null, fn);
+    }
+  }
+
+  /** Begins a slice and returns the scope that ends it (the same object every time: no allocation). */
+  public Scope slice(Category category, String name) {
+    begin(category, name);
+    return scopeOf(category);
+  }
+
+  /** A scoped slice with one integer debug annotation. */
+  public Scope slice(Category category, String name, String arg, long value) {
+    begin(category, name, arg, value);
+    return scopeOf(category);
+  }
+
+  /** A scoped slice whose annotations and flows fn writes. */
+  public Scope slice(Category category, String name, EventFunction fn) {
+    begin(category, name, fn);
+    return scopeOf(category);
+  }
+
+  // ---- slices on custom tracks ----
+
+  /** Begins a slice on a named track (slices on one track nest like a thread's). */
+  public void begin(Category category, Track track, String name) {
+    if (category.enabledInstances() != 0) {
+      emit(ThreadState.TYPE_SLICE_BEGIN, category, requireSliceTrack(track), name);
+    }
+  }
+
+  public void begin(Category category, Track track, String name, EventFunction fn) {
+    if (category.enabledInstances() != 0) {
+      emitWith(ThreadState.TYPE_SLICE_BEGIN, category, requireSliceTrack(track), name, fn);
+    }
+  }
+
+  /** Ends the innermost slice on track. */
+  public void end(Category category, Track track) {
+    if (category.enabledInstances() != 0) {
+      emit(ThreadState.TYPE_SLICE_END, category, requireSliceTrack(track), null);
+    }
+  }
+
+  // ---- instants ----
+
+  public void instant(Category category, String name) {
+    if (category.enabledInstances() != 0) {
+      emit(ThreadState.TYPE_INSTANT, category, null, name);
+    }
+  }
+
+  public void instant(Category category, String name, String arg, long value) {
+    if (category.enabledInstances() != 0) {
+      emit1(ThreadState.TYPE_INSTANT, category, null, name, arg, ThreadState.ARG_LONG, value, null);
+    }
+  }
+
+  /** An instant with two integer debug annotations. */
+  public void instant(Category category, String name, String arg1, long value1, String arg2, long value2) {
+    if (category.enabledInstances() != 0) {
+      ThreadState t = threads.get();
+      if (t.start(ThreadState.TYPE_INSTANT, category, null, name)) {
+        t.arg(arg1, ThreadState.ARG_LONG, value1, null);
+        t.arg(arg2, ThreadState.ARG_LONG, value2, null);
+        t.emit(dataSource);
+      }
+    }
+  }
+
+  public void instant(Category category, String name, EventFunction fn) {
+    if (category.enabledInstances() != 0) {
+      emitWith(ThreadState.TYPE_INSTANT, category, null, name, fn);
+    }
+  }
+
+  /** An instant on a named track. */
+  public void instant(Category category, Track track, String name, EventFunction fn) {
+    if (category.enabledInstances() != 0) {
+      emitWith(ThreadState.TYPE_INSTANT, category, requireSliceTrack(track), name, fn);
+    }
+  }
+
+  // ---- counters ----
+
+  /** A value on a counter track. */
+  public void counter(Category category, Track counterTrack, long value) {
+    if (category.enabledInstances() != 0) {
+      ThreadState t = threads.get();
+      if (t.start(ThreadState.TYPE_COUNTER, category, requireCounterTrack(counterTrack), null)) {
+        t.counter(false, value);
+        t.emit(dataSource);
+      }
+    }
+  }
+
+  /** A floating-point value on a counter track. */
+  public void counter(Category category, Track counterTrack, double value) {
+    if (category.enabledInstances() != 0) {
+      ThreadState t = threads.get();
+      if (t.start(ThreadState.TYPE_COUNTER, category, requireCounterTrack(counterTrack), null)) {
+        t.counter(true, Double.doubleToRawLongBits(value));
+        t.emit(dataSource);
+      }
+    }
+  }
+
+  // ---- writer control ----
+
+  /**
+   * Hands this thread's partly filled chunks to the service now (e.g. before a thread parks for
+   * long, or before stopping a session from this thread).
+   */
+  public void flush() {
+    if (dataSource.isEnabled()) {
+      dataSource.trace(FLUSH);
+    }
+  }
+
+  // ---- internals ----
+
+  private Scope scopeOf(Category category) {
+    Scope s = category.scope();
+    if (s == null || category.owner() != this) {
+      throw new IllegalArgumentException("category not registered with this TrackEvent: " + category.name());
+    }
+    return s;
+  }
+
+  private void emit(int type, Category category, Track track, String name) {
+    ThreadState t = threads.get();
+    if (t.start(type, category, track, name)) {
+      t.emit(dataSource);
+    }
+  }
+
+  private void emit1(int type, Category category, Track track, String name, String arg, int kind, long bits,
+      String text) {
+    ThreadState t = threads.get();
+    if (t.start(type, category, track, name)) {
+      t.arg(arg, kind, bits, text);
+      t.emit(dataSource);
+    }
+  }
+
+  private void emitWith(int type, Category category, Track track, String name, EventFunction fn) {
+    ThreadState t = threads.get();
+    if (t.start(type, category, track, name)) {
+      t.function(fn);
+      t.emit(dataSource);
+    }
+  }
+
+  private static Track requireSliceTrack(Track track) {
+    if (track.isCounter()) {
+      throw new IllegalArgumentException("slices and instants need a named track, not " + track);
+    }
+    return track;
+  }
+
+  private static Track requireCounterTrack(Track track) {
+    if (!track.isCounter()) {
+      throw new IllegalArgumentException("counter values need a counter track, not " + track);
+    }
+    return track;
+  }
+
+  /** Session lifecycle: enables categories per instance from its TrackEventConfig. */
+  private final class Handler implements DataSourceHandler<Session> {
+    @Override
+    public Session onSetup(DataSourceInstance<Session> instance) {
+      return new Session(instance.config().getTrackEventConfig());
+    }
+
+    @Override
+    public void onStart(DataSourceInstance<Session> instance) {
+      Session session = instance.state();
+      synchronized (TrackEvent.this) {
+        sessions[instance.index()] = session;
+        for (Category c : categories) {
+          c.setEnabled(instance.index(), session.isEnabled(c));
+        }
+      }
+    }
+
+    @Override
+    public void onStop(DataSourceInstance<Session> instance, StopHandle stop) {
+      synchronized (TrackEvent.this) {
+        sessions[instance.index()] = null;
+        for (Category c : categories) {
+          c.setEnabled(instance.index(), false);
+        }
+      }
+      stop.done();
+    }
+  }
+}

@@ -1,0 +1,209 @@
+package org.jperfetto.service.ipc;
+
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import org.jperfetto.ipc.IpcHost;
+import org.jperfetto.os.Errno;
+import org.jperfetto.os.ErrnoException;
+import org.jperfetto.os.PosixFiles;
+import org.jperfetto.os.UnixSocket;
+import org.jperfetto.service.ClockSource;
+import org.jperfetto.service.ThreadTaskRunner;
+import org.jperfetto.service.TracingService;
+
+/**
+ * jtraced in a process: a {@link TracingService} on its own thread, ProducerPort on one or more
+ * producer sockets and ConsumerPort on the consumer socket. {@link #close()} stops serving and
+ * removes the socket files it created.
+ */
+public final class ServiceHost implements AutoCloseable {
+  private static final System.Logger LOG = System.getLogger(ServiceHost.class.getName());
+
+  /** Producers of any user may connect (as upstream's traced). */
+  public static final int PRODUCER_SOCKET_MODE = 0666;
+  /** Only the owner may start traces unless widened. */
+  public static final int DEFAULT_CONSUMER_SOCKET_MODE = 0600;
+  /** Read-only file system (not in os.Errno yet). */
+  private static final int EROFS = 30;
+
+  /**
+   * @param producerSockets paths ("@name" for abstract) to serve ProducerPort on
+   * @param consumerSocket the path to serve ConsumerPort on
+   * @param consumerSocketMode chmod of the consumer socket file, e.g. 0600 or 0666
+   * @param clocks the service's clocks
+   */
+  public record Options(List<String> producerSockets, String consumerSocket, int consumerSocketMode,
+      ClockSource clocks) {
+    public Options {
+      producerSockets = List.copyOf(producerSockets);
+      Objects.requireNonNull(consumerSocket, "consumerSocket");
+      Objects.requireNonNull(clocks, "clocks");
+      if (producerSockets.isEmpty()) {
+        throw new IllegalArgumentException("no producer socket");
+      }
+      if ((consumerSocketMode & ~0777) != 0) {
+        throw new IllegalArgumentException("consumer socket mode out of range: 0"
+            + Integer.toOctalString(consumerSocketMode));
+      }
+    }
+
+    /** The default paths (environment, /run/perfetto, /tmp), 0600, clock_gettime clocks. */
+    public static Options defaults() {
+      return of(SocketPaths.defaultProducer(), SocketPaths.defaultConsumer());
+    }
+
+    /** producerSockets may be a comma-separated list. */
+    public static Options of(String producerSockets, String consumerSocket) {
+      return new Options(SocketPaths.split(producerSockets), consumerSocket,
+          DEFAULT_CONSUMER_SOCKET_MODE, new PosixClockSource());
+    }
+
+    public Options withConsumerSocketMode(int mode) {
+      return new Options(producerSockets, consumerSocket, mode, clocks);
+    }
+
+    public Options withClocks(ClockSource clockSource) {
+      return new Options(producerSockets, consumerSocket, consumerSocketMode, clockSource);
+    }
+  }
+
+  private final ThreadTaskRunner runner;
+  private final TracingService service;
+  private final List<IpcHost> producerHosts;
+  private final List<ProducerPortService> producerPorts;
+  private final IpcHost consumerHost;
+  private final List<String> createdFiles;
+  private boolean closed;
+
+  private ServiceHost(ThreadTaskRunner runner, TracingService service, List<IpcHost> producerHosts,
+      List<ProducerPortService> producerPorts, IpcHost consumerHost, List<String> createdFiles) {
+    this.runner = runner;
+    this.service = service;
+    this.producerHosts = producerHosts;
+    this.producerPorts = producerPorts;
+    this.consumerHost = consumerHost;
+    this.createdFiles = createdFiles;
+  }
+
+  /**
+   * Starts the service and listens on every socket of options.
+   *
+   * @throws IOException naming the socket: another service listens there, the directory is not
+   *     writable, the path is too long, ...; nothing is left listening then
+   */
+  public static ServiceHost start(Options options) throws IOException {
+    ThreadTaskRunner runner = new ThreadTaskRunner("jtraced");
+    TracingService service = new TracingService(runner, MemfdSharedMemory.factory(), options.clocks(),
+        TracingService.currentUid());
+    List<IpcHost> hosts = new ArrayList<>();
+    List<ProducerPortService> ports = new ArrayList<>();
+    List<String> files = new ArrayList<>();
+    try {
+      for (String path : options.producerSockets()) {
+        ProducerPortService port = new ProducerPortService(service);
+        IpcHost host = IpcHost.start(listen(path, PRODUCER_SOCKET_MODE, files), List.of(port.definition()));
+        port.attach(host);
+        hosts.add(host);
+        ports.add(port);
+      }
+      ConsumerPortService consumerPort = new ConsumerPortService(service);
+      IpcHost consumerHost = IpcHost.start(
+          listen(options.consumerSocket(), options.consumerSocketMode(), files),
+          List.of(consumerPort.definition()));
+      return new ServiceHost(runner, service, hosts, ports, consumerHost, files);
+    } catch (IOException | RuntimeException e) {
+      hosts.forEach(IpcHost::close);
+      files.forEach(ServiceHost::deleteQuietly);
+      runner.close();
+      throw e;
+    }
+  }
+
+  /**
+   * A listening socket at path: a stale socket file (nobody accepting) is replaced, a live one is
+   * refused, and the new file gets mode.
+   */
+  static UnixSocket listen(String path, int mode, List<String> createdFiles) throws IOException {
+    boolean isFile = !path.startsWith("@");
+    if (isFile) {
+      Path p = Path.of(path);
+      Path dir = p.toAbsolutePath().getParent();
+      if (dir != null && !Files.isDirectory(dir)) {
+        throw new IOException("cannot create socket " + path + ": directory " + dir + " does not exist");
+      }
+      try {
+        if (UnixSocket.unlinkStale(path)) {
+          LOG.log(Level.INFO, "removed stale socket " + path);
+        }
+      } catch (ErrnoException e) {
+        throw new IOException("cannot check the existing socket " + path + ": " + e.getMessage(), e);
+      }
+    }
+    UnixSocket socket;
+    try {
+      socket = UnixSocket.listen(path, 128);
+    } catch (ErrnoException e) {
+      throw switch (e.errno()) {
+        case Errno.EADDRINUSE -> new IOException("another tracing service is listening on " + path, e);
+        case Errno.EACCES, EROFS, Errno.EPERM -> new IOException("cannot create socket " + path
+            + ": the directory is not writable (" + e.errnoName() + ")", e);
+        default -> new IOException("cannot listen on " + path + ": " + e.getMessage(), e);
+      };
+    }
+    if (isFile) {
+      createdFiles.add(path);
+      try {
+        PosixFiles.chmod(path, mode);
+      } catch (ErrnoException e) {
+        socket.close();
+        throw new IOException("cannot set mode 0" + Integer.toOctalString(mode) + " on " + path
+            + ": " + e.getMessage(), e);
+      }
+    }
+    return socket;
+  }
+
+  public TracingService service() {
+    return service;
+  }
+
+  /** The producer socket addresses, in the order given. */
+  public List<String> producerSockets() {
+    return producerHosts.stream().map(IpcHost::address).toList();
+  }
+
+  public String consumerSocket() {
+    return consumerHost.address();
+  }
+
+  /** Producers connected over all producer sockets (InitializeConnection done). */
+  public int connectedProducers() {
+    return producerPorts.stream().mapToInt(ProducerPortService::connectedProducers).sum();
+  }
+
+  /** Stops listening, drops every client, stops the service thread and removes the socket files. */
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    consumerHost.close();
+    producerHosts.forEach(IpcHost::close);
+    runner.close();
+    createdFiles.forEach(ServiceHost::deleteQuietly);
+  }
+
+  private static void deleteQuietly(String path) {
+    try {
+      Files.deleteIfExists(Path.of(path));
+    } catch (IOException e) {
+      LOG.log(Level.WARNING, "cannot remove socket " + path + ": " + e.getMessage());
+    }
+  }
+}

@@ -1,0 +1,71 @@
+package org.jperfetto.producer.track;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.jperfetto.producer.BufferExhaustedPolicy;
+import org.jperfetto.producer.TracingProducer;
+import org.jperfetto.protos.TrackEventConfig;
+
+/**
+ * A TracingProducer carrying one TrackEvent, connected over a real socket to a {@link TrackTestHost}
+ * with an SMB set up: {@link #start} a session, emit, {@link #finish} to flush this thread and read
+ * the events back.
+ */
+final class TrackEventFixture implements AutoCloseable {
+  static final String DONE = "__done__";
+
+  final TrackTestHost host;
+  final TracingProducer producer;
+  final TrackEvent trackEvent;
+  private final Category marker;
+  private int doneCount;
+
+  TrackEventFixture(Path dir, Category... categories) throws Exception {
+    this(dir, BufferExhaustedPolicy.DROP, categories);
+  }
+
+  TrackEventFixture(Path dir, BufferExhaustedPolicy policy, Category... categories) throws Exception {
+    String socket = dir.resolve("producer.sock").toString();
+    host = new TrackTestHost(socket);
+    marker = Category.of("__marker__");
+    Category[] all = java.util.Arrays.copyOf(categories, categories.length + 1);
+    all[categories.length] = marker;
+    trackEvent = TrackEvent.builder().categories(all).processName("track_test").bufferExhaustedPolicy(policy).build();
+    producer = TracingProducer.builder("track-test").socketPath(socket)
+        .reconnectBackoff(Duration.ofMillis(10), Duration.ofMillis(100)).dataSource(trackEvent.dataSource()).start();
+    host.setUpTracing(64, 4096, 16 << 20);
+    TrackTestHost.await("track_event registered", () -> host.registered().contains(TrackEvent.DATA_SOURCE_NAME));
+  }
+
+  /** Starts instance id with config and waits until this TrackEvent records. */
+  void start(long id, TrackEventConfig config) throws Exception {
+    host.startDataSource(id, config);
+    TrackTestHost.await("track_event started", trackEvent.dataSource()::isEnabled);
+  }
+
+  /** Emits a marker instant, flushes this thread's writer, and waits for the marker to arrive. */
+  DecodedEvents finish() throws Exception {
+    String doneName = DONE + (doneCount++);
+    trackEvent.instant(marker, doneName);
+    trackEvent.flush();
+    List<TrackTestHost.Packet> packets = host.awaitPacket(doneName, p -> hasEventNamed(p, doneName));
+    DecodedEvents decoded = new DecodedEvents();
+    for (TrackTestHost.Packet p : packets) {
+      decoded.add(p.writerId(), p.packet());
+    }
+    return decoded;
+  }
+
+  /** Whether the packet carries an event with that name (in its own interned data or inline). */
+  private static boolean hasEventNamed(org.jperfetto.protos.TracePacket p, String name) {
+    return p.getInternedData().getEventNamesList().stream().anyMatch(n -> n.getName().equals(name))
+        || p.getTrackEvent().getName().equals(name);
+  }
+
+  @Override
+  public void close() throws Exception {
+    producer.close();
+    host.close();
+  }
+}

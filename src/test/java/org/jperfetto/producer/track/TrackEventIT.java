@@ -1,0 +1,263 @@
+package org.jperfetto.producer.track;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.jperfetto.protos.TracePacket;
+import org.jperfetto.protos.TrackDescriptor;
+import org.jperfetto.protos.TrackEvent.Type;
+import org.jperfetto.protos.TrackEventConfig;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Every TrackEvent feature through a real producer connection, read back and decoded. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class TrackEventIT {
+  // A category belongs to one TrackEvent: each test makes its own.
+  final Category APP = Category.of("app");
+  final Category IO = Category.described("io", "disk and network");
+  final Category SLOW = Category.of("app.slow", "slow");
+  final Category OFF = Category.of("noisy");
+  static final Track QUEUE = Track.named("queue");
+  static final Track BYTES = Track.counter("bytes", Track.Unit.SIZE_BYTES);
+  static final Track LOAD = Track.counter("load");
+
+  @TempDir
+  Path dir;
+
+  @Test
+  void everyFeatureAppearsInTheReadBackTrace() throws Exception {
+    try (TrackEventFixture f = new TrackEventFixture(dir, APP, IO, SLOW, OFF)) {
+      f.start(1, TrackEventConfig.newBuilder().addDisabledCategories("noisy").build());
+      TrackEvent te = f.trackEvent;
+      assertTrue(APP.isEnabled());
+      assertFalse(SLOW.isEnabled(), "a category tagged slow is off by default");
+      assertFalse(OFF.isEnabled(), "disabled by the config");
+      Category dynamic = te.dynamicCategory("dyn.cat");
+      assertTrue(dynamic.isEnabled());
+
+      te.begin(APP, "outer", "i", 7);
+      try (var s = te.slice(IO, "inner", ev -> ev.arg("path", "/tmp/x").arg("ok", true).flow(42))) {
+        te.instant(APP, "two-args", "a", 1, "b", -2);
+        te.instant(SLOW, "never");
+        te.instant(OFF, "never");
+      }
+      te.end(APP);
+      te.instant(APP, "nested", ev -> ev.arg("ratio", 0.5)
+          .beginDict("cfg").arg("lazy", false).arg("n", 3L).beginArray("xs").add(1L).add("two").add(3.0).end().end());
+      te.counter(APP, BYTES, 4096L);
+      te.counter(APP, LOAD, 0.75);
+      te.counter(APP, BYTES, 8192L);
+      te.begin(APP, QUEUE, "job");
+      te.end(APP, QUEUE);
+      te.instant(dynamic, "dyn", ev -> ev.terminatingFlow(42));
+      DecodedEvents d = f.finish();
+
+      assertEquals(List.of(), d.errors);
+      assertTrue(d.named("never").isEmpty(), "disabled categories write nothing");
+
+      // slices nest on the thread track: outer { inner { two-args } }
+      long threadTrack = d.named("outer").get(0).trackUuid();
+      Deque<String> stack = new ArrayDeque<>();
+      StringBuilder shape = new StringBuilder();
+      for (DecodedEvents.Event e : d.events) {
+        if (e.trackUuid() != threadTrack) {
+          continue;
+        }
+        switch (e.type()) {
+          case TYPE_SLICE_BEGIN -> { shape.append('(').append(e.name()); stack.push(e.name()); }
+          case TYPE_SLICE_END -> { shape.append(')'); stack.pop(); }
+          case TYPE_INSTANT -> shape.append('[').append(e.name()).append(']');
+          default -> { }
+        }
+      }
+      assertEquals("(outer(inner[two-args]))[nested][dyn][" + TrackEventFixture.DONE + "0]", shape.toString());
+      assertTrue(stack.isEmpty());
+
+      DecodedEvents.Event outer = d.named("outer").get(0);
+      assertEquals(List.of("app"), outer.categories());
+      assertEquals(Map.of("i", 7L), outer.args());
+      DecodedEvents.Event inner = d.named("inner").get(0);
+      assertEquals(List.of("io"), inner.categories());
+      assertEquals(Map.of("path", "/tmp/x", "ok", true), inner.args());
+      assertEquals(Map.of("a", 1L, "b", -2L), d.named("two-args").get(0).args());
+      Map<String, Object> nested = d.named("nested").get(0).args();
+      assertEquals(0.5, nested.get("ratio"));
+      assertEquals(Map.of("lazy", false, "n", 3L, "xs", List.of(1L, "two", 3.0)), nested.get("cfg"));
+      assertEquals(List.of("dyn.cat"), d.named("dyn").get(0).categories());
+      // timestamps rise along the sequence
+      long last = 0;
+      for (DecodedEvents.Event e : d.events) {
+        assertTrue(e.timestamp() >= last, "timestamps in order: " + e);
+        last = e.timestamp();
+      }
+      assertTrue(outer.timestamp() > 1_000_000, "absolute monotonic nanoseconds, not bare deltas");
+
+      // flows: the same id on the slice and on the terminating instant
+      assertEquals(List.of(42L), inner.flows());
+      assertEquals(List.of(42L), d.named("dyn").get(0).terminatingFlows());
+
+      // counters on their own tracks, with their values
+      List<DecodedEvents.Event> counters = d.ofType(Type.TYPE_COUNTER);
+      assertEquals(3, counters.size());
+      assertEquals(BYTES.uuid(), counters.get(0).trackUuid());
+      assertEquals(4096L, counters.get(0).counter());
+      assertEquals(0.75, counters.get(1).doubleCounter());
+      assertEquals(LOAD.uuid(), counters.get(1).trackUuid());
+      assertEquals(8192L, counters.get(2).counter());
+      assertTrue(counters.get(0).categories().isEmpty(), "counters carry no category, as upstream");
+
+      // tracks: thread -> process, counter and named tracks under the process
+      TrackDescriptor thread = d.tracks.get(threadTrack);
+      assertNotNull(thread);
+      assertEquals(ProcessHandle.current().pid(), thread.getThread().getPid());
+      assertEquals(ProcessInfo.currentTid(), thread.getThread().getTid());
+      assertEquals(Thread.currentThread().getName(), thread.getThread().getThreadName());
+      TrackDescriptor process = d.tracks.get(thread.getParentUuid());
+      assertEquals("track_test", process.getProcess().getProcessName());
+      assertEquals(ProcessHandle.current().pid(), process.getProcess().getPid());
+      TrackDescriptor bytes = d.tracks.get(BYTES.uuid());
+      assertEquals("bytes", bytes.getStaticName());
+      assertEquals(process.getUuid(), bytes.getParentUuid());
+      assertEquals(org.jperfetto.protos.CounterDescriptor.Unit.UNIT_SIZE_BYTES, bytes.getCounter().getUnit());
+      assertTrue(d.tracks.get(LOAD.uuid()).hasCounter());
+      assertEquals("queue", d.tracks.get(QUEUE.uuid()).getStaticName());
+      assertEquals(QUEUE.uuid(), d.named("job").get(0).trackUuid());
+      List<DecodedEvents.Event> queueEvents = d.events.stream().filter(e -> e.trackUuid() == QUEUE.uuid()).toList();
+      assertEquals(List.of(Type.TYPE_SLICE_BEGIN, Type.TYPE_SLICE_END), queueEvents.stream().map(e -> e.type()).toList());
+    }
+  }
+
+  @Test
+  void firstPacketClearsStateSetsDefaultsAndTiesTheClockToMonotonic() throws Exception {
+    try (TrackEventFixture f = new TrackEventFixture(dir, APP)) {
+      f.start(1, TrackEventConfig.getDefaultInstance());
+      f.trackEvent.instant(APP, "x");
+      f.finish();
+      List<TrackTestHost.Packet> packets = f.host.packets();
+      TracePacket first = packets.get(0).packet();
+      assertEquals(TracePacket.SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED_VALUE, first.getSequenceFlags());
+      assertEquals(ThreadState.CLOCK_ID_INCREMENTAL, first.getTracePacketDefaults().getTimestampClockId());
+      assertTrue(first.getTracePacketDefaults().getTrackEventDefaults().getTrackUuid() != 0);
+      var clocks = first.getClockSnapshot().getClocksList();
+      assertEquals(2, clocks.size());
+      assertEquals(org.jperfetto.protos.BuiltinClock.BUILTIN_CLOCK_MONOTONIC_VALUE, clocks.get(0).getClockId());
+      assertEquals(64, clocks.get(1).getClockId());
+      assertTrue(clocks.get(1).getIsIncremental());
+      assertEquals(1, clocks.get(1).getUnitMultiplierNs());
+      assertEquals(clocks.get(0).getTimestamp(), clocks.get(1).getTimestamp());
+      long now = System.nanoTime();
+      assertTrue(clocks.get(0).getTimestamp() <= now && clocks.get(0).getTimestamp() > now - 60_000_000_000L,
+          "the snapshot is System.nanoTime (CLOCK_MONOTONIC)");
+      for (TrackTestHost.Packet p : packets.subList(1, packets.size())) {
+        assertEquals(TracePacket.SequenceFlags.SEQ_NEEDS_INCREMENTAL_STATE_VALUE, p.packet().getSequenceFlags(),
+            "later packets need the state: " + p.packet());
+      }
+    }
+  }
+
+  @Test
+  void absoluteTimestampsWhenTheConfigDisablesIncrementalOnes() throws Exception {
+    try (TrackEventFixture f = new TrackEventFixture(dir, APP)) {
+      f.start(1, TrackEventConfig.newBuilder().setDisableIncrementalTimestamps(true).build());
+      long before = System.nanoTime();
+      f.trackEvent.instant(APP, "x");
+      DecodedEvents d = f.finish();
+      TracePacket first = f.host.packets().get(0).packet();
+      assertEquals(ThreadState.CLOCK_ID_MONOTONIC, first.getTracePacketDefaults().getTimestampClockId());
+      assertFalse(first.hasClockSnapshot());
+      long ts = d.named("x").get(0).timestamp();
+      assertTrue(ts >= before && ts <= System.nanoTime(), "absolute nanoTime: " + ts);
+    }
+  }
+
+  @Test
+  void clearIncrementalStateStartsANewStateAndReinterns() throws Exception {
+    try (TrackEventFixture f = new TrackEventFixture(dir, APP)) {
+      f.start(1, TrackEventConfig.getDefaultInstance());
+      f.trackEvent.begin(APP, "before", "k", 1);
+      f.trackEvent.end(APP);
+      f.host.clearIncrementalState(1);
+      DecodedEvents d;
+      int round = 0;
+      do {
+        f.trackEvent.begin(APP, "after", "k", round++);
+        f.trackEvent.end(APP);
+        d = f.finish();
+      } while (d.clearedCount.values().stream().mapToInt(Integer::intValue).sum() < 2);
+      assertEquals(List.of(), d.errors, "every iid resolves within its incremental state");
+      DecodedEvents.Event last = d.named("after").get(d.named("after").size() - 1);
+      assertEquals(List.of("app"), last.categories());
+      assertEquals(Map.of("k", (long) round - 1), last.args());
+      // the reset re-sent the thread and process descriptors
+      long threadTrackPackets = f.host.packets().stream()
+          .filter(p -> p.packet().getTrackDescriptor().hasThread()).count();
+      assertTrue(threadTrackPackets >= 2, "thread descriptor again after the clear: " + threadTrackPackets);
+    }
+  }
+
+  @Test
+  void configEnablesAndDisablesByNamePatternAndTag() throws Exception {
+    Category a = Category.of("net.http");
+    Category b = Category.of("net.dns");
+    Category c = Category.of("gpu", "debug");
+    Category d = Category.of("ui");
+    try (TrackEventFixture f = new TrackEventFixture(dir, a, b, c, d)) {
+      f.start(1, TrackEventConfig.newBuilder().addDisabledCategories("*").addEnabledCategories("net.*")
+          .addDisabledCategories("net.dns").addEnabledTags("debug").build());
+      assertTrue(a.isEnabled());
+      assertFalse(b.isEnabled(), "an exact disabled name beats a pattern");
+      assertTrue(c.isEnabled(), "enabled tag beats the wildcard");
+      assertFalse(d.isEnabled());
+      f.host.stopDataSource(1);
+      TrackTestHost.await("categories off after stop", () -> !a.isEnabled() && !c.isEnabled());
+      f.trackEvent.instant(a, "after stop");
+    }
+  }
+
+  /**
+   * The brief's size budget: slices with one int debug annotation and a counter every 10th take at
+   * most 53 bytes each in the trace file (upstream v58 measured about that), counting the fields
+   * the service adds to every packet as upstream's traced does (from the v58 capture).
+   */
+  @Test
+  void slicesWithOneIntArgTakeAtMost53BytesEachInTheTrace() throws Exception {
+    int n = 20_000;
+    List<TracePacket> upstream = TrackEventInteropTest.upstreamSequence("v58producer_v58traced");
+    double trustedPerPacket = upstream.stream().mapToInt(p -> p.getSerializedSize()
+        - p.toBuilder().clearTrustedUid().clearTrustedPid().clearTrustedPacketSequenceId().build().getSerializedSize())
+        .average().orElseThrow();
+    Track counter = Track.counter("size_counter");
+    try (TrackEventFixture f = new TrackEventFixture(dir, org.jperfetto.producer.BufferExhaustedPolicy.STALL, APP)) {
+      f.start(1, TrackEventConfig.getDefaultInstance());
+      for (int i = 0; i < n; i++) {
+        f.trackEvent.begin(APP, "slice", "i", i);
+        if (i % 10 == 0) {
+          f.trackEvent.counter(APP, counter, (long) i);
+        }
+        f.trackEvent.end(APP);
+      }
+      DecodedEvents d = f.finish();
+      assertEquals(n, d.named("slice").size(), "no slice lost");
+      List<TrackTestHost.Packet> packets = f.host.packets();
+      long bytes = 0;
+      for (TrackTestHost.Packet p : packets) {
+        bytes += p.size() + 1 + TrackEventInteropTest.varintSize(p.size());
+      }
+      double perSlice = (bytes + trustedPerPacket * packets.size()) / n;
+      System.out.printf("trace bytes per slice (%d slices, one int arg, counter every 10th): %.2f"
+          + " (%.2f producer-written + %.2f trusted fields per packet)%n", n, perSlice, (double) bytes / n,
+          trustedPerPacket);
+      assertTrue(perSlice <= 53.0, "bytes per slice " + perSlice);
+    }
+  }
+}

@@ -1,0 +1,48 @@
+package org.jperfetto.service.ipc;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import org.jperfetto.os.Fds;
+import org.jperfetto.os.MemFd;
+import org.jperfetto.os.SharedMapping;
+import org.jperfetto.os.UnixSocket;
+import org.junit.jupiter.api.Test;
+
+/** The write_into_file sink over a consumer's fd. */
+class FdTraceFileSinkTest {
+  @Test
+  void appendsToTheFileBehindTheFdAndClosesTheFd() throws Exception {
+    int fd = MemFd.create("trace", 0);
+    int keep = Fds.dup(fd);
+    int openBefore = Fds.openFdCount();
+    try (FdTraceFileSink sink = FdTraceFileSink.adopt(fd)) {
+      assertEquals(openBefore, Fds.openFdCount(), "the received fd was closed, the channel opened one");
+      sink.write(ByteBuffer.wrap(new byte[] {1, 2, 3}));
+      sink.write(ByteBuffer.wrap(new byte[] {4, 5}));
+      assertEquals(5, sink.bytesWritten());
+    }
+    assertEquals(5, MemFd.size(keep));
+    try (Arena arena = Arena.ofConfined()) {
+      byte[] back = SharedMapping.map(keep, 5, arena).toArray(ValueLayout.JAVA_BYTE);
+      assertArrayEquals(new byte[] {1, 2, 3, 4, 5}, back);
+    } finally {
+      Fds.close(keep);
+    }
+  }
+
+  @Test
+  void aSocketFdIsRefusedWithTheFdNamed() throws Exception {
+    UnixSocket[] pair = UnixSocket.pair();
+    int fd = Fds.dup(pair[0].fd());
+    IOException e = assertThrows(IOException.class, () -> FdTraceFileSink.adopt(fd));
+    org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("fd " + fd), e.getMessage());
+    pair[0].close();
+    pair[1].close();
+  }
+}
