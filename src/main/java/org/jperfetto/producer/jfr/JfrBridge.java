@@ -36,6 +36,7 @@ public final class JfrBridge {
   private final JfrClock clock = new JfrClock();
   private final List<JvmEvent> pending = new ArrayList<>();
   private RecordingStream stream;
+  private boolean stopping;
   private volatile TraceWriter lastWriter;
   private int seenGeneration;
 
@@ -107,9 +108,10 @@ public final class JfrBridge {
     RecordingStream rs;
     synchronized (this) {
       rs = stream;
-    }
-    if (rs == null) {
-      return;
+      if (rs == null || stopping) {
+        return; // not started, or stopped already (a stop, then the producer disconnecting)
+      }
+      stopping = true;
     }
     try {
       long mark = nextMark();
