@@ -28,18 +28,23 @@ final class ClockMark extends jdk.jfr.Event {
   @Label("CLOCK_MONOTONIC after")
   long monotonicAfter;
 
+  @Label("Bridge")
+  @Description("Which bridge committed the mark (every recording in the JVM sees every mark)")
+  long bridge;
+
   @Label("Sequence")
   @Description("What a flush or stop of the bridge waits for; 0 for a mark that only checks the clock")
   long sequence;
 
   /** Commits a mark now (recorded only by recordings that enable {@link #NAME}). */
-  static void emit(long sequence) {
+  static void emit(long bridge, long sequence) {
     ClockMark m = new ClockMark();
     long before = System.nanoTime();
     m.begin();
     long after = System.nanoTime();
     m.monotonicBefore = before;
     m.monotonicAfter = after;
+    m.bridge = bridge;
     m.sequence = sequence;
     m.commit();
   }

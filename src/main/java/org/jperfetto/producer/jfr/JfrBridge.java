@@ -28,6 +28,9 @@ public final class JfrBridge {
   /** Events held while the clock waits for its first mark; beyond this they are dropped. */
   static final int MAX_PENDING = 100_000;
 
+  private static final java.util.concurrent.atomic.AtomicLong IDS = new java.util.concurrent.atomic.AtomicLong();
+
+  private final long id = IDS.incrementAndGet();
   private final JfrConfig config;
   private final DataSource<JfrBridge> dataSource;
   private final DataSourceInstance<JfrBridge> instance;
@@ -86,7 +89,7 @@ public final class JfrBridge {
     rs.onError(t -> LOG.log(Level.WARNING, "jvm.jfr: recording stream failed", t));
     rs.startAsync();
     stream = rs;
-    ClockMark.emit(nextMark());
+    ClockMark.emit(id, nextMark());
     LOG.log(Level.DEBUG, () -> "jvm.jfr: recording started for " + instance + " with " + config.settings().size() + " settings");
   }
 
@@ -99,7 +102,7 @@ public final class JfrBridge {
       return true;
     }
     long mark = nextMark();
-    ClockMark.emit(mark);
+    ClockMark.emit(id, mark);
     return awaitDrained(mark, timeout);
   }
 
@@ -115,7 +118,7 @@ public final class JfrBridge {
     }
     try {
       long mark = nextMark();
-      ClockMark.emit(mark);
+      ClockMark.emit(id, mark);
       if (!awaitDrained(mark, timeout)) {
         LOG.log(Level.WARNING, "jvm.jfr: stream did not drain within " + timeout.toMillis() + " ms; stopping anyway");
       }
@@ -124,9 +127,9 @@ public final class JfrBridge {
       Thread.currentThread().interrupt();
     } finally {
       rs.close();
-      TraceWriter w = lastWriter; // the stream thread has finished with it
+      TraceWriter w = lastWriter; // the stream thread has finished with it (and is gone)
       if (w != null) {
-        w.flush();
+        w.close(); // commits the last chunk and gives the writer id back
       }
     }
     LOG.log(Level.DEBUG, () -> "jvm.jfr: stopped " + instance + ": events=" + eventsWritten
@@ -155,9 +158,11 @@ public final class JfrBridge {
   private void onEvent(RecordedEvent e) {
     if (e.getEventType().getName().equals(ClockMark.NAME)) {
       clock.mark(JfrEventMapper.epochNanos(e.getStartTime()), e.getLong("monotonicBefore"), e.getLong("monotonicAfter"));
-      long seq = e.getLong("sequence");
-      synchronized (this) {
-        seenMark = Math.max(seenMark, seq);
+      if (e.getLong("bridge") == id) {
+        long seq = e.getLong("sequence");
+        synchronized (this) {
+          seenMark = Math.max(seenMark, seq);
+        }
       }
       if (!pending.isEmpty()) {
         List<JvmEvent> held = new ArrayList<>(pending);
@@ -212,6 +217,6 @@ public final class JfrBridge {
       drainedMark = seenMark;
       notifyAll();
     }
-    ClockMark.emit(0); // a mark per JFR flush keeps checking the clock for drift
+    ClockMark.emit(id, 0); // a mark per JFR flush keeps checking the clock for drift
   }
 }
