@@ -4,7 +4,8 @@
 #
 #   scripts/build-image.sh OUTPUT MODULE_PATH NAME=MODULE/MAINCLASS...
 #
-# The training run (scripts/train-cds.sh) starts jtraced and runs `jperfetto --query` against it.
+# The training run (scripts/train-cds.sh) starts jtraced and records a short session through it with
+# jperfetto (src/main/jlink/training.pbtxt).
 # jlink options live in src/main/jlink/jlink.args (shared with PackagingIT). JAVA_HOME picks the
 # JDK whose jlink (and so whose runtime) goes into the image; scripts/find-jdk.sh finds one if unset.
 set -eu
@@ -22,5 +23,6 @@ cds_base=
 rm -rf "$out"
 "$JAVA_HOME/bin/jlink" @"$root/src/main/jlink/jlink.args" $cds_base --module-path "$modpath" --output "$out"
 "$root/scripts/install-launchers.sh" "$out" "$@"
-"$root/scripts/train-cds.sh" "$out" jtraced jperfetto --query
+"$root/scripts/train-cds.sh" "$out" jtraced \
+  jperfetto --system --txt -c "$root/src/main/jlink/training.pbtxt" -o /dev/null
 echo "jperfetto runtime image: $out ($(du -sh "$out" | cut -f1))"

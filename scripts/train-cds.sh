@@ -2,7 +2,7 @@
 # Training run for the launchers' class archives (CDS / AOT cache), best effort.
 #
 #   scripts/train-cds.sh IMAGE 'SERVER [SERVER_ARGS...]' [CLIENT [CLIENT_ARGS...]]
-#   e.g. scripts/train-cds.sh target/jperfetto jtraced jperfetto --query
+#   e.g. scripts/train-cds.sh target/jperfetto jtraced jperfetto --system --txt -c CFG -o /dev/null
 #
 # Starts IMAGE/bin/SERVER (the second argument is split at spaces) with its sockets in a temp dir (PERFETTO_PRODUCER_SOCK_NAME /
 # PERFETTO_CONSUMER_SOCK_NAME), waits for the consumer socket, runs IMAGE/bin/CLIENT CLIENT_ARGS

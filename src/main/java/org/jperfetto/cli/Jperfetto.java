@@ -55,6 +55,9 @@ public final class Jperfetto {
   }
 
   public static void main(String[] args) {
+    // The command as shipped: an in-process jtraced when no service answers (run() leaves the
+    // choice to its caller, so tests decide what is embedded).
+    Plugins.register(EmbeddedService.Factory.class, new EmbeddedJtraced(System.getenv()));
     int code = run(args, CliContext.system());
     System.out.flush();
     System.exit(code);

@@ -46,6 +46,10 @@ public final class Jtraced {
 
   public static void main(String[] argv) {
     Args args;
+    if (List.of(argv).contains("-h") || List.of(argv).contains("--help")) {
+      System.out.println(usage());
+      return;
+    }
     try {
       args = parse(argv);
     } catch (IllegalArgumentException e) {
@@ -108,7 +112,6 @@ public final class Jtraced {
         case "--log-file" -> logFile = value != null ? value : next(argv, ++i, a);
         case "-v", "--verbose" -> level = Level.FINE;
         case "--log-level" -> level = parseLevel(value != null ? value : next(argv, ++i, a));
-        case "-h", "--help" -> throw new IllegalArgumentException("help");
         default -> throw new IllegalArgumentException("unknown argument: " + argv[i]);
       }
     }

@@ -193,6 +193,10 @@ public final class IpcHost implements AutoCloseable {
     long token;
     boolean writeInterest;
     boolean closed;
+    /** Reply bytes handed over from other threads and not yet appended to {@link #out}. */
+    final java.util.concurrent.atomic.AtomicLong inTransit = new java.util.concurrent.atomic.AtomicLong();
+    /** {@link #out}'s pending bytes as of the loop's last append or flush. */
+    volatile long unsent;
 
     Connection(UnixSocket socket, ClientInfo client) {
       this.socket = socket;
@@ -330,8 +334,18 @@ public final class IpcHost implements AutoCloseable {
       if (loop.inLoop()) {
         send(frame, fd);
       } else {
-        loop.execute(() -> send(frame, fd));
+        long size = frame.getSerializedSize();
+        inTransit.addAndGet(size);
+        loop.execute(() -> {
+          inTransit.addAndGet(-size);
+          send(frame, fd);
+        });
       }
+    }
+
+    @Override
+    public long unsentBytes() {
+      return closed ? 0 : inTransit.get() + unsent;
     }
 
     private void send(IPCFrame frame, int fd) {
@@ -348,11 +362,13 @@ public final class IpcHost implements AutoCloseable {
       if (!writeInterest) {
         flush();
       }
+      unsent = out.pendingBytes();
     }
 
     private void flush() {
       try {
         boolean wantWrite = !out.flush(socket);
+        unsent = out.pendingBytes();
         if (wantWrite != writeInterest) {
           writeInterest = wantWrite;
           loop.modify(socket.fd(), wantWrite ? READ_EVENTS | Epoll.OUT : READ_EVENTS, token);

@@ -19,6 +19,9 @@ public final class MethodCall {
   /** Where answers go: the connection that made the request. */
   interface ReplyChannel {
     void sendReply(IPCFrame frame, int fd);
+
+    /** Reply bytes accepted but not yet written to the socket (0 once closed). */
+    long unsentBytes();
   }
 
   private final ReplyChannel channel;
@@ -128,6 +131,15 @@ public final class MethodCall {
   /** The final reply, failed (success=false): the client's call fails. */
   public void fail() {
     answer(failedReply(requestId), -1, true);
+  }
+
+  /**
+   * Reply bytes of this connection (all its calls) accepted but not yet written to the socket:
+   * lets a long stream (ReadBuffers) pace itself below {@link IpcHost#MAX_SEND_BUFFER_BYTES}
+   * instead of getting the peer dropped. Any thread.
+   */
+  public long unsentReplyBytes() {
+    return channel.unsentBytes();
   }
 
   /** True once the final answer was given. */

@@ -1,23 +1,38 @@
 package org.jperfetto.service;
 
 import java.util.function.Consumer;
+import org.jperfetto.protos.TraceConfig;
 
 /**
  * The timers a started session runs while it traces: write_into_file drains
  * (file_write_period_ms), periodic flushes (flush_period_ms) and incremental state clears
  * (incremental_state_config.clear_period_ms). Each re-arms itself while the session is STARTED.
+ *
+ * <p>Flushes of a write_into_file session follow write_flush_mode as upstream: AUTO (or unset)
+ * flushes every 5 s when the file period is at most 5 s, else before every drain, and ignores
+ * flush_period_ms; ENABLED flushes before every drain; DISABLED uses flush_period_ms.
  */
 final class PeriodicTasks {
   private PeriodicTasks() {}
 
   static void start(TracingService service, TracingSession s) {
+    long flushPeriod = Integer.toUnsignedLong(s.config.getFlushPeriodMs());
     if (s.fileSink != null) {
       long period = s.config.getFileWritePeriodMs() == 0 ? TracingService.DEFAULT_FILE_WRITE_PERIOD_MS
           : Math.max(TracingService.MIN_FILE_WRITE_PERIOD_MS,
               Integer.toUnsignedLong(s.config.getFileWritePeriodMs()));
-      every(service, s.id, period, service::drainIntoFile);
+      TraceConfig.WriteFlushMode mode = s.config.getWriteFlushMode();
+      boolean auto = mode == TraceConfig.WriteFlushMode.WRITE_FLUSH_AUTO
+          || mode == TraceConfig.WriteFlushMode.WRITE_FLUSH_UNSPECIFIED;
+      boolean flushOnWrite = mode == TraceConfig.WriteFlushMode.WRITE_FLUSH_ENABLED
+          || auto && period > TracingService.DEFAULT_FILE_WRITE_PERIOD_MS;
+      if (auto || flushOnWrite) {
+        flushPeriod = flushOnWrite ? 0 : TracingService.DEFAULT_FILE_WRITE_PERIOD_MS;
+      }
+      every(service, s.id, period, flushOnWrite
+          ? live -> service.flush(live, 0, ok -> drainIfLive(service, live.id))
+          : service::drainIntoFile);
     }
-    long flushPeriod = Integer.toUnsignedLong(s.config.getFlushPeriodMs());
     if (flushPeriod > 0) {
       every(service, s.id, Math.max(TracingService.MIN_PERIODIC_TASK_MS, flushPeriod),
           live -> service.flush(live, 0, ok -> { }));
@@ -26,6 +41,13 @@ final class PeriodicTasks {
     if (clearPeriod > 0) {
       every(service, s.id, Math.max(TracingService.MIN_PERIODIC_TASK_MS, clearPeriod),
           service::clearIncrementalState);
+    }
+  }
+
+  private static void drainIfLive(TracingService service, long sessionId) {
+    TracingSession live = service.liveSession(sessionId);
+    if (live != null && live.state == TracingSession.State.STARTED) {
+      service.drainIntoFile(live);
     }
   }
 

@@ -826,7 +826,8 @@ public final class TracingService {
 
   /** Moves the session's service packets and buffer contents into out (destructively). */
   private void readInto(TracingSession s, SliceSink sink) {
-    if (s.isWaitingForStopTrigger() || s.state == TracingSession.State.CONFIGURED
+    boolean cloned = s.state == TracingSession.State.CLONED_READ_ONLY;
+    if (!cloned && s.isWaitingForStopTrigger() || s.state == TracingSession.State.CONFIGURED
         && s.triggerMode() == TraceConfig.TriggerConfig.TriggerMode.START_TRACING) {
       sink.onTraceData(List.of(), false); // nothing is handed out before the trigger
       return;

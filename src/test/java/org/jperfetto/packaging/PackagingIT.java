@@ -187,7 +187,7 @@ class PackagingIT {
   }
 
   @Test
-  void jtracedLauncherServesAndJperfettoQueriesIt() throws Exception {
+  void jtracedLauncherServesAndJperfettoRecordsThroughIt() throws Exception {
     assumeCliMain("Jtraced");
     assumeCliMain("Jperfetto");
     Map<String, String> env = Map.of("PERFETTO_PRODUCER_SOCK_NAME", work.resolve("p.sock").toString(),
@@ -202,9 +202,12 @@ class PackagingIT {
       }
       assertTrue(line != null, "jtraced exited before its ready line");
       assertTrue(Files.exists(work.resolve("c.sock")), "consumer socket after the ready line");
-      Result query = run(env, image.resolve("bin/jperfetto").toString(), "--query");
-      assertEquals(0, query.exit(), query::toString);
-      assertFalse(query.stderr().contains("WARNING"), query::toString);
+      Path trace = work.resolve("launcher.pftrace");
+      Result session = run(env, image.resolve("bin/jperfetto").toString(),
+          "--system", "--txt", "-c", "src/main/jlink/training.pbtxt", "-o", trace.toString());
+      assertEquals(0, session.exit(), session::toString);
+      assertFalse(session.stderr().contains("WARNING"), session::toString);
+      assertTrue(Files.size(trace) > 0, () -> "trace written through the launchers: " + session);
     } finally {
       jtraced.destroy();
       assertTrue(jtraced.waitFor(30, TimeUnit.SECONDS), "jtraced stops on SIGTERM");

@@ -44,6 +44,15 @@ class ConsumerPortFeaturesTest {
     p.commitAll(0);
   }
 
+  /** A trace file in memory. */
+  static ConsumerEndpoint.TraceFileSink fileSink(ByteArrayOutputStream file) {
+    return data -> {
+      byte[] b = new byte[data.remaining()];
+      data.get(b);
+      file.writeBytes(b);
+    };
+  }
+
   static List<Integer> values(Trace t) {
     return testPackets(t).stream().map(p -> p.getForTesting().getSeqValue()).toList();
   }
@@ -448,11 +457,7 @@ class ConsumerPortFeaturesTest {
     TestProducer p = producer("app", 1001);
     TestConsumer c = new TestConsumer().connect(service, 1000);
     ByteArrayOutputStream file = new ByteArrayOutputStream();
-    ConsumerEndpoint.TraceFileSink sink = data -> {
-      byte[] b = new byte[data.remaining()];
-      data.get(b);
-      file.writeBytes(b);
-    };
+    ConsumerEndpoint.TraceFileSink sink = fileSink(file);
     assertEquals("", c.endpoint.enableTracing(config(64, RING, "test").toBuilder().setWriteIntoFile(true)
         .setFileWritePeriodMs(10).build(), Optional.of(sink)));
     write(p, 0, 10);
@@ -482,11 +487,7 @@ class ConsumerPortFeaturesTest {
     TestConsumer c = new TestConsumer().connect(service, 1000);
     ByteArrayOutputStream file = new ByteArrayOutputStream();
     assertEquals("", c.endpoint.enableTracing(config(64, RING, "test").toBuilder().setWriteIntoFile(true)
-        .setMaxFileSizeBytes(3000).build(), Optional.of(data -> {
-          byte[] b = new byte[data.remaining()];
-          data.get(b);
-          file.writeBytes(b);
-        })));
+        .setMaxFileSizeBytes(3000).build(), Optional.of(fileSink(file))));
     write(p, 0, 200);
     runner.advance(TracingService.DEFAULT_FILE_WRITE_PERIOD_MS);
     assertTrue(file.size() <= 3000 && file.size() > 1000, "size " + file.size());
@@ -495,5 +496,50 @@ class ConsumerPortFeaturesTest {
     List<Integer> got = values(Trace.parseFrom(file.toByteArray()));
     assertFalse(got.isEmpty());
     assertEquals(java.util.stream.IntStream.range(0, got.size()).boxed().toList(), got);
+  }
+
+  @Test
+  void writeIntoFileFlushesAsWriteFlushModeAutoDoes() throws IOException {
+    TestProducer p = producer("app", 1001);
+    TestConsumer c = new TestConsumer().connect(service, 1000);
+    ByteArrayOutputStream file = new ByteArrayOutputStream();
+    ConsumerEndpoint.TraceFileSink sink = fileSink(file);
+    // A long period: every drain is preceded by a flush, so data still in the SMB reaches the file.
+    assertEquals("", c.endpoint.enableTracing(config(64, RING, "test").toBuilder().setWriteIntoFile(true)
+        .setFileWritePeriodMs(8000).setFlushPeriodMs(100).build(), Optional.of(sink)));
+    TestTraceWriter w = p.writer(1, PageLayout.DIV4);
+    for (int i = 0; i < 5; i++) {
+      assertTrue(w.write(packet("p", i, 20)));
+    }
+    runner.advance(7999);
+    assertEquals(0, p.flushes.size(), "flush_period_ms is ignored in AUTO mode");
+    runner.advance(1);
+    assertEquals(1, p.flushes.size());
+    assertEquals(List.of(0, 1, 2, 3, 4), values(Trace.parseFrom(file.toByteArray())));
+    c.endpoint.disableTracing();
+
+    // A short period: a flush every 5 s and the drains on their own.
+    TestConsumer c2 = new TestConsumer().connect(service, 1000);
+    assertEquals("", c2.endpoint.enableTracing(config(64, RING, "test").toBuilder().setWriteIntoFile(true)
+        .setFileWritePeriodMs(1000).build(), Optional.of(data -> { })));
+    int before = p.flushes.size();
+    runner.advance(4999);
+    assertEquals(before, p.flushes.size());
+    runner.advance(1);
+    assertEquals(before + 1, p.flushes.size());
+  }
+
+  @Test
+  void cloneOfAStopTracingSessionWaitingForItsTriggerHandsOutTheData() throws IOException {
+    TestProducer p = producer("app", 1001);
+    TestConsumer owner = new TestConsumer().connect(service, 1000);
+    assertEquals("", owner.enable(withTriggers(config(64, RING, "test"),
+        TraceConfig.TriggerConfig.TriggerMode.STOP_TRACING, 60_000, trigger("stop", "", 0))));
+    write(p, 0, 7);
+    TestConsumer cloner = new TestConsumer().connect(service, 1000);
+    cloner.endpoint.cloneSession(owner.endpoint.queryServiceState(true).getTracingSessions(0).getId(), "");
+    assertEquals(List.of(""), cloner.clones);
+    assertEquals(7, values(cloner.readTrace()).size());
+    assertEquals(0, values(owner.readTrace()).size(), "the original still waits for its trigger");
   }
 }

@@ -49,7 +49,10 @@ public final class ProtoWriter {
     return patches;
   }
 
-  /** Forgets any open nested messages, for the next root message; their sizes stay unwritten. */
+  /**
+   * Forgets any nested messages still open, so the next root message starts at depth 0; their sizes
+   * stay unwritten. The TraceWriter calls it when it starts a packet.
+   */
   public void reset() {
     java.util.Arrays.fill(sizeFieldSegment, 1, depth + 1, null);
     depth = 0;

@@ -1,5 +1,7 @@
 package org.jperfetto.service.buffer;
 
+import org.jperfetto.abi.PacketFragments;
+
 /**
  * One out-of-band patch for a chunk already in the buffer (CommitDataRequest.ChunkToPatch.Patch).
  *
@@ -9,5 +11,5 @@ package org.jperfetto.service.buffer;
  */
 public record Patch(long offsetUntrusted, byte[] data) {
   /** Patch size in bytes (a fragment's redundant 4-byte size varint). */
-  public static final int SIZE = ChunkFlags.PACKET_HEADER_SIZE;
+  public static final int SIZE = PacketFragments.SIZE_FIELD_BYTES;
 }

@@ -1,13 +1,15 @@
 package org.jperfetto.service.buffer;
 
-import static org.jperfetto.service.buffer.ChunkFlags.CHUNK_NEEDS_PATCHING;
-import static org.jperfetto.service.buffer.ChunkFlags.FIRST_PACKET_CONTINUES_FROM_PREV_CHUNK;
-import static org.jperfetto.service.buffer.ChunkFlags.LAST_PACKET_CONTINUES_ON_NEXT_CHUNK;
+import static org.jperfetto.abi.ChunkHeader.CHUNK_NEEDS_PATCHING;
+import static org.jperfetto.abi.ChunkHeader.FIRST_PACKET_CONTINUES_FROM_PREV_CHUNK;
+import static org.jperfetto.abi.ChunkHeader.LAST_PACKET_CONTINUES_ON_NEXT_CHUNK;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
+import org.jperfetto.abi.ChunkHeader;
+import org.jperfetto.abi.PacketFragments;
 
 /**
  * The service's central trace buffer: chunks copied out of producers' shared memory are stored
@@ -46,7 +48,6 @@ public final class TraceBuffer implements AutoCloseable {
   public static final long PAGE_SIZE = 4096;
 
   private static final int HDR = ChunkRecord.HEADER_SIZE;
-  private static final int MAX_VARINT_BYTES = ChunkFlags.PACKET_HEADER_SIZE;
 
   private final Arena arena;
   private final MemorySegment buf;
@@ -149,7 +150,7 @@ public final class TraceBuffer implements AutoCloseable {
     }
     writerId &= 0xFFFF;
     numFragments &= 0xFFFF;
-    int flags = chunkFlags & ChunkFlags.FLAGS_MASK;
+    int flags = chunkFlags & ChunkHeader.PACKET_FLAGS_MASK;
     if (size < 0 || srcOffset < 0 || srcOffset > src.byteSize() - size) {
       abiViolations++;
       return;
@@ -658,19 +659,11 @@ public final class TraceBuffer implements AutoCloseable {
       abiViolations++; // more fragments declared than the chunk holds
       return markChunkBad(slot);
     }
-    long headerEnd = Math.min(p + MAX_VARINT_BYTES, recordEnd);
-    long fragmentSize = 0;
-    long data = -1;
-    for (long q = p, shift = 0; q < headerEnd; q++, shift += 7) {
-      int b = buf.get(ValueLayout.JAVA_BYTE, q);
-      fragmentSize |= (long) (b & 0x7F) << shift;
-      if ((b & 0x80) == 0) {
-        data = q + 1;
-        break;
-      }
-    }
+    long decoded = PacketFragments.decodeSize(buf, p, recordEnd);
+    long fragmentSize = decoded < 0 ? 0 : PacketFragments.size(decoded);
+    long data = decoded < 0 ? -1 : p + PacketFragments.headerBytes(decoded);
     if (data < 0 || data + fragmentSize > recordEnd) {
-      if (data >= 0 && fragmentSize == ChunkFlags.PACKET_SIZE_DROP_PACKET) {
+      if (data >= 0 && fragmentSize == PacketFragments.DROP_PACKET_MARKER) {
         traceWriterPacketLoss++; // the writer gave up on this packet
       } else {
         abiViolations++;

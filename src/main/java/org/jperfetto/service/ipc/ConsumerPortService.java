@@ -14,7 +14,22 @@ import org.jperfetto.ipc.MethodCall;
 import org.jperfetto.ipc.MethodHandler;
 import org.jperfetto.ipc.ServiceDefinition;
 import org.jperfetto.ipc.ServiceListener;
+import org.jperfetto.protos.AttachRequest;
+import org.jperfetto.protos.AttachResponse;
+import org.jperfetto.protos.ChangeTraceConfigRequest;
+import org.jperfetto.protos.ChangeTraceConfigResponse;
+import org.jperfetto.protos.CloneSessionRequest;
+import org.jperfetto.protos.CloneSessionResponse;
 import org.jperfetto.protos.ConsumerPortOuterClass;
+import org.jperfetto.protos.DetachRequest;
+import org.jperfetto.protos.DetachResponse;
+import org.jperfetto.protos.ObservableEvents;
+import org.jperfetto.protos.ObserveEventsRequest;
+import org.jperfetto.protos.ObserveEventsResponse;
+import org.jperfetto.protos.QueryCapabilitiesResponse;
+import org.jperfetto.protos.QueryServiceStateRequest;
+import org.jperfetto.protos.QueryServiceStateResponse;
+import org.jperfetto.protos.TracingServiceState;
 import org.jperfetto.protos.DisableTracingResponse;
 import org.jperfetto.protos.EnableTracingRequest;
 import org.jperfetto.protos.EnableTracingResponse;
@@ -32,10 +47,10 @@ import org.jperfetto.service.TracingService;
  * ConsumerPort on a socket: each client that binds it becomes one {@link ConsumerEndpoint}.
  * As upstream: EnableTracing is answered only when the session ends (disabled=true and the error,
  * if any); ReadBuffers answers with a stream of ReadBuffersResponse; Flush succeeds or fails as
- * the service reports. The methods of the session-management issue (Detach, Attach,
- * ObserveEvents, QueryServiceState, QueryCapabilities, SaveTraceForBugreport, CloneSession,
- * ChangeTraceConfig) are still listed, so their ids stay stable, and answer a failed reply: add a
- * handler to {@link #handlers} to serve one.
+ * the service reports; ObserveEvents is a stream closed by the next ObserveEvents (or an empty
+ * mask); QueryServiceState is cut into replies that fit a frame; CloneSession is answered when
+ * the service reports the clone. A method without a handler in {@link #handlers} answers a
+ * failed reply.
  */
 public final class ConsumerPortService {
   private static final System.Logger LOG = System.getLogger(ConsumerPortService.class.getName());
@@ -45,6 +60,13 @@ public final class ConsumerPortService {
    * and length prefix. A maximal slice (130560 bytes) plus its tags fits.
    */
   static final int MAX_READ_REPLY_BYTES = 128 * 1024 - 160;
+  /**
+   * ReadBuffers replies are held back while the connection has this much unsent: the service
+   * hands over a whole buffer at once, and the host drops a peer whose backlog passes 4 MiB.
+   */
+  static final long READ_BACKLOG_BYTES = 1024 * 1024;
+  /** How soon a held-back ReadBuffers stream looks again at the connection's backlog. */
+  static final long READ_PACING_MS = 1;
 
   private final TracingService service;
   private final Map<Long, RemoteConsumer> consumers = new ConcurrentHashMap<>();
@@ -91,6 +113,8 @@ public final class ConsumerPortService {
       if (c.readCall != null && !c.readCall.isDone()) {
         c.readCall.fail(); // a newer read replaces an unfinished one
       }
+      c.readQueue.clear();
+      c.lastQueued = false;
       c.readCall = call;
       ep.readBuffers();
     }));
@@ -111,7 +135,88 @@ public final class ConsumerPortService {
     });
     h.put("GetTraceStats", call -> onConsumer(call, (c, ep) ->
         call.reply(GetTraceStatsResponse.newBuilder().setTraceStats(ep.traceStats()).build())));
+    h.put("ChangeTraceConfig", call -> {
+      ChangeTraceConfigRequest req = ChangeTraceConfigRequest.parseFrom(call.args());
+      onConsumer(call, (c, ep) -> replyOrFail(call, ep.changeTraceConfig(req.getTraceConfig()),
+          ChangeTraceConfigResponse.getDefaultInstance()));
+    });
+    h.put("Detach", call -> {
+      DetachRequest req = DetachRequest.parseFrom(call.args());
+      onConsumer(call, (c, ep) -> replyOrFail(call, ep.detach(req.getKey()), DetachResponse.getDefaultInstance()));
+    });
+    h.put("Attach", call -> {
+      AttachRequest req = AttachRequest.parseFrom(call.args());
+      onConsumer(call, (c, ep) -> ep.attach(req.getKey()).ifPresentOrElse(
+          cfg -> call.reply(AttachResponse.newBuilder().setTraceConfig(cfg).build()), call::fail));
+    });
+    h.put("ObserveEvents", call -> {
+      ObserveEventsRequest req = ObserveEventsRequest.parseFrom(call.args());
+      int mask = 0;
+      for (ObservableEvents.Type t : req.getEventsToObserveList()) {
+        mask |= t.getNumber();
+      }
+      int eventsMask = mask;
+      onConsumer(call, (c, ep) -> {
+        c.closeObserveStream();
+        c.observeCall = call;
+        ep.observeEvents(eventsMask);
+        if (eventsMask == 0) {
+          c.closeObserveStream();
+        }
+      });
+    });
+    h.put("QueryServiceState", call -> {
+      QueryServiceStateRequest req = QueryServiceStateRequest.parseFrom(call.args());
+      onConsumer(call, (c, ep) -> sendServiceState(call, ep.queryServiceState(req.getSessionsOnly())));
+    });
+    h.put("QueryCapabilities", call -> onConsumer(call, (c, ep) -> call.reply(
+        QueryCapabilitiesResponse.newBuilder().setCapabilities(ep.queryCapabilities()).build())));
+    h.put("SaveTraceForBugreport", call -> onConsumer(call, (c, ep) -> call.reply(ep.saveTraceForBugreport())));
+    h.put("CloneSession", call -> {
+      CloneSessionRequest req = CloneSessionRequest.parseFrom(call.args());
+      onConsumer(call, (c, ep) -> {
+        if (c.cloneCall != null && !c.cloneCall.isDone()) {
+          c.cloneCall.fail();
+        }
+        c.cloneCall = call;
+        ep.cloneSession(req.getSessionId(), req.getUniqueSessionName());
+      });
+    });
     return h;
+  }
+
+  private static void replyOrFail(MethodCall call, String error, com.google.protobuf.MessageLite reply) {
+    if (error.isEmpty()) {
+      call.reply(reply);
+    } else {
+      LOG.log(Level.INFO, () -> call.methodName() + " refused: " + error);
+      call.fail();
+    }
+  }
+
+  /**
+   * The service state in replies that each fit a frame: the state without its data sources
+   * first, the data sources added while they fit, then more replies for the rest.
+   */
+  static void sendServiceState(MethodCall call, TracingServiceState state) {
+    TracingServiceState.Builder head = state.toBuilder().clearDataSources();
+    com.google.protobuf.ByteString.Output chunk = com.google.protobuf.ByteString.newOutput();
+    try {
+      head.build().writeTo(chunk);
+      for (TracingServiceState.DataSource ds : state.getDataSourcesList()) {
+        byte[] one = TracingServiceState.newBuilder().addDataSources(ds).build().toByteArray();
+        if (chunk.size() + one.length >= MAX_READ_REPLY_BYTES && chunk.size() > 0) {
+          call.replyMore(QueryServiceStateResponse.newBuilder()
+              .setServiceState(TracingServiceState.parseFrom(chunk.toByteString())).build());
+          chunk.reset();
+        }
+        chunk.write(one);
+      }
+      call.reply(QueryServiceStateResponse.newBuilder()
+          .setServiceState(TracingServiceState.parseFrom(chunk.toByteString())).build());
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e); // in-memory streams do not fail
+    }
   }
 
   private void enableTracing(MethodCall call) throws InvalidProtocolBufferException {
@@ -177,12 +282,18 @@ public final class ConsumerPortService {
   }
 
   /** One consumer connection; its state lives on the service thread. */
-  private static final class RemoteConsumer implements ConsumerCallbacks {
+  private final class RemoteConsumer implements ConsumerCallbacks {
     ConsumerEndpoint endpoint;
     boolean gone;
     MethodCall enableCall;
     MethodCall readCall;
+    MethodCall observeCall;
+    MethodCall cloneCall;
     FdTraceFileSink fileSink;
+    /** ReadBuffers replies not sent yet (paced by the connection's backlog), with has_more. */
+    private final java.util.ArrayDeque<ReadBuffersResponse> readQueue = new java.util.ArrayDeque<>();
+    private boolean lastQueued;
+    private boolean pumpScheduled;
 
     void replaceEnableCall(MethodCall call) {
       if (enableCall != null && !enableCall.isDone()) {
@@ -191,8 +302,33 @@ public final class ConsumerPortService {
       enableCall = call;
     }
 
+    void closeObserveStream() {
+      if (observeCall != null && !observeCall.isDone()) {
+        observeCall.reply(ObserveEventsResponse.getDefaultInstance());
+      }
+      observeCall = null;
+    }
+
+    @Override
+    public void onObservableEvents(ObservableEvents events) {
+      if (observeCall != null && !observeCall.isDone()) {
+        observeCall.replyMore(ObserveEventsResponse.newBuilder().setEvents(events).build());
+      }
+    }
+
+    @Override
+    public void onSessionCloned(boolean success, String error, long uuidMsb, long uuidLsb) {
+      MethodCall call = cloneCall;
+      cloneCall = null;
+      if (call != null && !call.isDone()) {
+        call.reply(CloneSessionResponse.newBuilder().setSuccess(success).setError(error)
+            .setUuidMsb(uuidMsb).setUuidLsb(uuidLsb).build());
+      }
+    }
+
     void disconnect() {
       gone = true;
+      readQueue.clear();
       if (endpoint != null) {
         endpoint.disconnect();
       }
@@ -221,8 +357,7 @@ public final class ConsumerPortService {
 
     @Override
     public void onTraceData(List<ReadBuffersResponse.Slice> slices, boolean hasMore) {
-      MethodCall call = readCall;
-      if (call == null || call.isDone()) {
+      if (readCall == null || readCall.isDone() || gone) {
         return;
       }
       ReadBuffersResponse.Builder reply = ReadBuffersResponse.newBuilder();
@@ -230,16 +365,40 @@ public final class ConsumerPortService {
       for (ReadBuffersResponse.Slice slice : slices) {
         int size = slice.getSerializedSize() + 4;
         if (replyBytes + size > MAX_READ_REPLY_BYTES && reply.getSlicesCount() > 0) {
-          call.replyMore(reply.build());
+          readQueue.add(reply.build());
           reply = ReadBuffersResponse.newBuilder();
           replyBytes = 0;
         }
         reply.addSlices(slice);
         replyBytes += size;
       }
-      call.send(reply.build().toByteString(), hasMore, -1);
-      if (!hasMore) {
-        readCall = null;
+      readQueue.add(reply.build());
+      lastQueued = !hasMore;
+      pumpReads();
+    }
+
+    /** Sends queued ReadBuffers replies while the connection's backlog allows; else retries soon. */
+    private void pumpReads() {
+      pumpScheduled = false;
+      MethodCall call = readCall;
+      if (call == null || call.isDone() || gone) {
+        readQueue.clear();
+        return;
+      }
+      while (!readQueue.isEmpty()) {
+        if (call.unsentReplyBytes() >= READ_BACKLOG_BYTES) {
+          if (!pumpScheduled) {
+            pumpScheduled = true;
+            service.taskRunner().postDelayed(this::pumpReads, READ_PACING_MS);
+          }
+          return;
+        }
+        ReadBuffersResponse reply = readQueue.poll();
+        boolean last = readQueue.isEmpty() && lastQueued;
+        call.send(reply.toByteString(), !last, -1);
+        if (last) {
+          readCall = null;
+        }
       }
     }
   }

@@ -62,6 +62,12 @@ import org.jperfetto.service.TracingService;
 public final class ProducerPortService {
   private static final System.Logger LOG = System.getLogger(ProducerPortService.class.getName());
   public static final String SERVICE_NAME = "ProducerPort";
+  /**
+   * Commands held for a producer that has not opened its GetAsyncCommand stream (upstream drops
+   * them; we keep them so a late stream still sees its setup). A producer that lets this many pile
+   * up is not listening and is disconnected.
+   */
+  static final int MAX_PENDING_COMMANDS = 1024;
 
   private final TracingService service;
   /** Touched on the loop thread (add/remove) and read there; values' state is service-thread only. */
@@ -257,6 +263,10 @@ public final class ProducerPortService {
         Fds.closeQuietly(fd);
       } else if (commandStream == null) {
         pending.add(new Command(message, fd));
+        if (pending.size() > MAX_PENDING_COMMANDS) {
+          // the service has not dropped it: the transport's goodbye will disconnect the endpoint
+          closeTransport(pending.size() + " commands pending and no GetAsyncCommand stream");
+        }
       } else {
         send(message, fd);
       }
@@ -333,12 +343,16 @@ public final class ProducerPortService {
     @Override
     public void onDisconnectedByService(String reason) {
       kicked = true;
+      closeTransport("dropped by the tracing service: " + reason);
+    }
+
+    private void closeTransport(String reason) {
       while (!pending.isEmpty()) {
         Fds.closeQuietly(pending.poll().fd());
       }
       IpcHost h = host;
       if (h != null) {
-        h.disconnect(client.clientId(), "dropped by the tracing service: " + reason);
+        h.disconnect(client.clientId(), reason);
       }
     }
   }

@@ -1,5 +1,6 @@
 package org.jperfetto.service.buffer;
 
+import org.jperfetto.abi.ChunkHeader;
 import java.io.ByteArrayOutputStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -8,9 +9,9 @@ import java.util.List;
 
 /** Builds a chunk payload the way a TraceWriter lays it out: fragments, each a size varint + bytes. */
 final class TestChunk {
-  static final int FROM_PREV = ChunkFlags.FIRST_PACKET_CONTINUES_FROM_PREV_CHUNK;
-  static final int ON_NEXT = ChunkFlags.LAST_PACKET_CONTINUES_ON_NEXT_CHUNK;
-  static final int PATCH = ChunkFlags.CHUNK_NEEDS_PATCHING;
+  static final int FROM_PREV = ChunkHeader.FIRST_PACKET_CONTINUES_FROM_PREV_CHUNK;
+  static final int ON_NEXT = ChunkHeader.LAST_PACKET_CONTINUES_ON_NEXT_CHUNK;
+  static final int PATCH = ChunkHeader.CHUNK_NEEDS_PATCHING;
 
   final int producerId;
   final int writerId;

@@ -1,5 +1,6 @@
 package org.jperfetto.service.buffer;
 
+import org.jperfetto.abi.ChunkHeader;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -80,7 +81,7 @@ class TraceBufferInteropTest {
       }
       List<PacketReader.Read> read = new ArrayList<>(PacketReader.readAll(tb));
       SmbChunk firstUnpatched = byId.values().stream()
-          .filter(c -> (c.flags() & ChunkFlags.CHUNK_NEEDS_PATCHING) != 0).findFirst().orElseThrow();
+          .filter(c -> (c.flags() & ChunkHeader.CHUNK_NEEDS_PATCHING) != 0).findFirst().orElseThrow();
       assertTrue(read.size() > 0 || firstUnpatched.chunkId() == firstId,
           "packets before the first unpatched chunk come out");
       assertTrue(read.stream().allMatch(r -> ProtoCheck.wellFormed(r.data())),
@@ -88,7 +89,7 @@ class TraceBufferInteropTest {
       // The patches never came: let the producer's "no more patches" through, chunk by chunk.
       int flagged = 0;
       for (SmbChunk c : byId.values()) {
-        if ((c.flags() & ChunkFlags.CHUNK_NEEDS_PATCHING) != 0) {
+        if ((c.flags() & ChunkHeader.CHUNK_NEEDS_PATCHING) != 0) {
           flagged++;
           assertTrue(tb.tryPatchChunkContents(PRODUCER, c.writerId(), c.chunkId(), List.of(), false));
           if (c == firstUnpatched) {

@@ -166,18 +166,34 @@ class SessionIT {
   }
 
   @Test
-  void writeIntoFileWithAnFdIsAnsweredCleanly() throws Exception {
-    producer("prod");
+  void writeIntoFileGivesAFileThatParsesAsATrace() throws Exception {
+    SocketProducer p = producer("to-file");
     TracingConsumer c = consumer();
     TraceConfig cfg = config(256, TraceConfig.BufferConfig.FillPolicy.RING_BUFFER).toBuilder()
         .setWriteIntoFile(true).build();
     int fd = org.jperfetto.os.MemFd.create("trace", 0);
-    TracingSession session = c.enableTracing(cfg, fd);
-    org.jperfetto.os.Fds.close(fd);
-    TracingDisabled disabled = session.disabled().get(10, TimeUnit.SECONDS);
-    // The service core does not write into files yet: the adapter hands it the fd as a sink and
-    // the consumer hears the service's answer instead of hanging.
-    assertTrue(disabled.ok() || disabled.error().contains("write_into_file"), disabled.error());
+    try {
+      TracingSession session = c.enableTracing(cfg, fd);
+      SmbWriter w = p.startedWriter(1);
+      for (int i = 0; i < 25; i++) {
+        assertTrue(w.write(packet(4, i, 300), false));
+      }
+      p.commit();
+      c.disableTracing().get(10, TimeUnit.SECONDS);
+      TracingDisabled disabled = session.disabled().get(10, TimeUnit.SECONDS);
+      assertTrue(disabled.ok(), disabled.error());
+      long size = org.jperfetto.os.MemFd.size(fd);
+      assertTrue(size > 25 * 300, "file size " + size);
+      byte[] bytes;
+      try (var arena = java.lang.foreign.Arena.ofConfined()) {
+        bytes = org.jperfetto.os.SharedMapping.map(fd, size, arena).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+      }
+      org.jperfetto.protos.Trace trace = org.jperfetto.protos.Trace.parseFrom(bytes);
+      assertEquals(range(25), testPackets(trace.getPacketList(), uid()).get(4L));
+      assertTrue(trace.getPacketList().stream().anyMatch(TracePacket::hasTraceConfig));
+    } finally {
+      org.jperfetto.os.Fds.close(fd);
+    }
   }
 
   @Test
@@ -193,6 +209,47 @@ class SessionIT {
     // duration_ms ends the session by itself: flush, stop, then the deferred EnableTracing reply
     assertTrue(timed.disabled().get(10, TimeUnit.SECONDS).ok());
     p.await(CmdCase.STOP_DATA_SOURCE);
+  }
+
+  @Test
+  void readingAFullLargeBufferDoesNotOverflowTheConsumerConnection() throws Exception {
+    SocketProducer p = producer("bulk");
+    TracingConsumer c = consumer();
+    TracingSession session = c.enableTracing(config(16 * 1024, TraceConfig.BufferConfig.FillPolicy.DISCARD));
+    SmbWriter w = p.startedWriter(1);
+    int n = 8_000; // ~8 MiB: twice the host's 4 MiB per-connection send buffer
+    for (int i = 0; i < n; i++) {
+      assertTrue(w.write(packet(9, i, 1000), false));
+      if (i % 64 == 63) {
+        p.commit();
+      }
+    }
+    p.commit();
+    List<TracePacket> packets = stopAndRead(c, session);
+    assertEquals(range(n), testPackets(packets, uid()).get(9L));
+  }
+
+  @Test
+  void aProducerThatNeverOpensItsCommandStreamIsDroppedOnceCommandsPileUp() throws Exception {
+    var gone = new java.util.concurrent.CompletableFuture<Object>();
+    try (var client = org.jperfetto.ipc.IpcClient.connect(producerSocket, gone::complete)) {
+      var port = client.bind("ProducerPort").get(10, TimeUnit.SECONDS);
+      port.invoke("InitializeConnection", org.jperfetto.protos.InitializeConnectionRequest.newBuilder()
+          .setProducerName("deaf").build()).get(10, TimeUnit.SECONDS);
+      port.invoke("RegisterDataSource", org.jperfetto.protos.RegisterDataSourceRequest.newBuilder()
+          .setDataSourceDescriptor(org.jperfetto.protos.DataSourceDescriptor.newBuilder().setName(DS)).build())
+          .get(10, TimeUnit.SECONDS);
+      TracingConsumer c = consumer();
+      TracingSession session = c.enableTracing(config(256, TraceConfig.BufferConfig.FillPolicy.RING_BUFFER));
+      List<java.util.concurrent.CompletableFuture<Void>> flushes = new ArrayList<>();
+      for (int i = 0; i < ProducerPortService.MAX_PENDING_COMMANDS + 10; i++) {
+        flushes.add(c.flush(Duration.ofMillis(50), FlushFlags.NONE));
+      }
+      gone.get(20, TimeUnit.SECONDS);
+      waitFor(() -> host.connectedProducers() == 0);
+      flushes.forEach(f -> f.handle((ok, err) -> null).join());
+      assertTrue(stopAndRead(c, session).stream().anyMatch(TracePacket::hasTraceConfig));
+    }
   }
 
   static int uid() throws Exception {
@@ -332,10 +389,16 @@ class SessionIT {
   }
 
   @Test
-  void notYetServedConsumerMethodsFailCleanly() throws Exception {
+  void sessionManagementMethodsAreServed() throws Exception {
+    producer("listed");
     TracingConsumer c = consumer();
     assertTrue(c.supports("CloneSession"));
-    assertThrows(ExecutionException.class, () -> c.queryCapabilities().get(10, TimeUnit.SECONDS));
+    assertTrue(c.queryCapabilities().get(10, TimeUnit.SECONDS) != null);
+    var state = c.queryServiceState(false).get(10, TimeUnit.SECONDS);
+    assertTrue(state.getProducersList().stream().anyMatch(p -> p.getName().equals("listed")), state.toString());
+    assertTrue(state.getDataSourcesList().stream().anyMatch(d -> d.getDsDescriptor().getName().equals(DS)));
+    assertThrows(ExecutionException.class, () -> c.attach("no-such-key").get(10, TimeUnit.SECONDS),
+        "attach without a detached session fails cleanly");
     assertTrue(c.getTraceStats().get(10, TimeUnit.SECONDS) != null);
   }
 

@@ -1,0 +1,57 @@
+package org.jperfetto.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.jperfetto.protos.Trace;
+import org.jperfetto.protos.TracePacket;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** jperfetto with nothing on the consumer socket: the real in-process jtraced records the trace. */
+@Timeout(60)
+class EmbeddedJtracedIT {
+  @TempDir
+  Path dir;
+
+  @Test
+  void recordsThroughAnInProcessJtracedAndRemovesItsSockets() throws Exception {
+    Path consumer = dir.resolve("consumer.sock");
+    Path producer = dir.resolve("producer.sock");
+    Path file = dir.resolve("trace.pftrace");
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    CliContext ctx = new CliContext(new ByteArrayInputStream(new byte[0]), new PrintStream(out, true),
+        new PrintStream(err, true), Map.of("PERFETTO_CONSUMER_SOCK_NAME", consumer.toString()), false);
+
+    EmbeddedJtraced factory = new EmbeddedJtraced(Map.of("PERFETTO_PRODUCER_SOCK_NAME", producer.toString()));
+    Plugins.register(EmbeddedService.Factory.class, factory);
+    try {
+      int code = Jperfetto.run(new String[] {"-t", "300ms", "-o", file.toString()}, ctx);
+      String errText = err.toString(StandardCharsets.UTF_8);
+      assertEquals(0, code, errText);
+      assertTrue(errText.contains("started an in-process jtraced (consumer " + consumer
+          + ", producers " + producer + ")"), errText);
+    } finally {
+      Plugins.unregister(EmbeddedService.Factory.class, factory);
+    }
+
+    Trace trace = Trace.parseFrom(Files.readAllBytes(file));
+    assertTrue(trace.getPacketList().stream().anyMatch(TracePacket::hasTraceConfig), "trace_config");
+    assertTrue(trace.getPacketList().stream().anyMatch(TracePacket::hasClockSnapshot), "clock_snapshot");
+    assertTrue(trace.getPacketList().stream().anyMatch(p -> p.hasServiceEvent()
+        && p.getServiceEvent().getTracingDisabled()), "tracing_disabled service event");
+    assertTrue(trace.getPacketList().stream().anyMatch(TracePacket::hasTraceStats), "trace_stats");
+    assertFalse(Files.exists(consumer), "the embedded service removed its consumer socket");
+    assertFalse(Files.exists(producer), "and its producer socket");
+  }
+}

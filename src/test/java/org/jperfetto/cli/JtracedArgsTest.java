@@ -1,0 +1,46 @@
+package org.jperfetto.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.logging.Level;
+import org.junit.jupiter.api.Test;
+
+/** jtraced's command line. */
+class JtracedArgsTest {
+  @Test
+  void flagsInBothSpellings() {
+    Jtraced.Args a = Jtraced.parse(new String[] {"--producer-socket", "/a,/b", "--consumer-socket=/c",
+        "--consumer-socket-mode", "0660", "--background", "--log-file=/tmp/x.log", "-v"});
+    assertEquals("/a,/b", a.producerSockets());
+    assertEquals("/c", a.consumerSocket());
+    assertEquals(0660, a.consumerSocketMode());
+    assertTrue(a.background());
+    assertEquals("/tmp/x.log", a.logFile());
+    assertEquals(Level.FINE, a.logLevel());
+  }
+
+  @Test
+  void defaults() {
+    Jtraced.Args a = Jtraced.parse(new String[0]);
+    assertEquals(0600, a.consumerSocketMode());
+    assertFalse(a.background());
+    assertEquals(Level.WARNING, a.logLevel());
+    assertFalse(a.producerSockets().isEmpty());
+    assertEquals(Level.FINEST, Jtraced.parse(new String[] {"--log-level", "trace"}).logLevel());
+  }
+
+  @Test
+  void badInputNamesTheFlag() {
+    assertTrue(assertThrows(IllegalArgumentException.class,
+        () -> Jtraced.parse(new String[] {"--consumer-socket-mode", "999"})).getMessage().contains("octal"));
+    assertTrue(assertThrows(IllegalArgumentException.class,
+        () -> Jtraced.parse(new String[] {"--consumer-socket"})).getMessage().contains("needs a value"));
+    assertTrue(assertThrows(IllegalArgumentException.class,
+        () -> Jtraced.parse(new String[] {"--frobnicate"})).getMessage().contains("--frobnicate"));
+    assertTrue(assertThrows(IllegalArgumentException.class,
+        () -> Jtraced.parse(new String[] {"--log-level", "loud"})).getMessage().contains("loud"));
+  }
+}
