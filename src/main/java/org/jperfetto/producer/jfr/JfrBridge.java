@@ -49,6 +49,7 @@ public final class JfrBridge {
   private long drainedMark;
   private volatile long eventsWritten;
   private volatile long eventsDropped;
+  private volatile long eventsFailed;
 
   JfrBridge(JfrConfig config, DataSource<JfrBridge> dataSource, DataSourceInstance<JfrBridge> instance) {
     this.config = config;
@@ -76,6 +77,11 @@ public final class JfrBridge {
     return eventsDropped;
   }
 
+  /** JFR events that could not be mapped or written (logged once). */
+  public long eventsFailed() {
+    return eventsFailed;
+  }
+
   /** Starts the recording stream. */
   synchronized void start() {
     if (stream != null) {
@@ -98,8 +104,10 @@ public final class JfrBridge {
    * to the service. Returns false on timeout.
    */
   boolean flush(Duration timeout) throws InterruptedException {
-    if (stream == null) {
-      return true;
+    synchronized (this) {
+      if (stream == null || stopping) {
+        return true; // nothing recorded, or the stop drains it
+      }
     }
     long mark = nextMark();
     ClockMark.emit(id, mark);
@@ -156,6 +164,17 @@ public final class JfrBridge {
   // ---- stream thread ----
 
   private void onEvent(RecordedEvent e) {
+    try {
+      handle(e);
+    } catch (RuntimeException ex) {
+      // One odd event (a field of another type in another JDK) must not end the stream.
+      if (eventsFailed++ == 0) {
+        LOG.log(Level.WARNING, "jvm.jfr: could not map " + e.getEventType().getName() + "; skipping such events", ex);
+      }
+    }
+  }
+
+  private void handle(RecordedEvent e) {
     if (e.getEventType().getName().equals(ClockMark.NAME)) {
       clock.mark(JfrEventMapper.epochNanos(e.getStartTime()), e.getLong("monotonicBefore"), e.getLong("monotonicAfter"));
       if (e.getLong("bridge") == id) {

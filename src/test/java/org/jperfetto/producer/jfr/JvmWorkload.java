@@ -41,26 +41,41 @@ final class JvmWorkload {
     System.gc();
   }
 
-  /** One thread holds a TestMonitor for HOLD_MILLIS while "jfr-contender" waits to enter it. */
+  /**
+   * "jfr-holder" holds a TestMonitor until "jfr-contender" is blocked on it, then HOLD_MILLIS more,
+   * so the contender waits well above a 1 ms threshold however slowly threads start.
+   */
   void contend() throws InterruptedException {
     TestMonitor lock = new TestMonitor();
     CountDownLatch held = new CountDownLatch(1);
+    Thread[] contender = new Thread[1];
+    CountDownLatch contenderMade = new CountDownLatch(1);
     Thread holder = new Thread(() -> {
       synchronized (lock) {
         held.countDown();
+        try {
+          contenderMade.await();
+          long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+          while (contender[0].getState() != Thread.State.BLOCKED && System.nanoTime() < deadline) {
+            Thread.sleep(1);
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
         LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(HOLD_MILLIS));
       }
     }, "jfr-holder");
     holder.start();
     held.await();
-    Thread contender = new Thread(() -> {
+    contender[0] = new Thread(() -> {
       contenderTid = currentTid();
       synchronized (lock) {
         sink = lock;
       }
     }, "jfr-contender");
-    contender.start();
-    contender.join();
+    contenderMade.countDown();
+    contender[0].start();
+    contender[0].join();
     holder.join();
   }
 
