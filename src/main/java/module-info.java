@@ -16,5 +16,8 @@ module org.jperfetto {
   exports org.jperfetto.protos;
   // The consumer client API (enable, flush, read, stop) and the embeddable tracing service.
   exports org.jperfetto.consumer;
+  // The producer library: connection, data sources, TraceWriter; and the TrackEvent API on it.
+  exports org.jperfetto.producer;
+  exports org.jperfetto.producer.track;
   exports org.jperfetto.service;
 }

@@ -58,6 +58,7 @@ public final class Jperfetto {
     // The command as shipped: an in-process jtraced when no service answers (run() leaves the
     // choice to its caller, so tests decide what is embedded).
     Plugins.register(EmbeddedService.Factory.class, new EmbeddedJtraced(System.getenv()));
+    Plugins.register(Subcommand.class, new Demo());
     int code = run(args, CliContext.system());
     System.out.flush();
     System.exit(code);

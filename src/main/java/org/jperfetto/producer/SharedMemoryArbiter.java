@@ -49,6 +49,8 @@ final class SharedMemoryArbiter {
   private CommitBatch pending = new CommitBatch(); // guarded by lock
   private boolean drainRequested; // guarded by lock
   private final BitSet writerIds = new BitSet(); // guarded by lock
+  /** Waits STALL_THEN_DROP allows; lowered by tests. */
+  int maxStallsBeforeDrop = MAX_STALLS_BEFORE_DROP;
   private volatile boolean detached;
   private volatile long stalls;
 
@@ -143,7 +145,7 @@ final class SharedMemoryArbiter {
         }
       }
       if (policy == BufferExhaustedPolicy.DROP || detached
-          || (policy == BufferExhaustedPolicy.STALL_THEN_DROP && stall >= MAX_STALLS_BEFORE_DROP)) {
+          || (policy == BufferExhaustedPolicy.STALL_THEN_DROP && stall >= maxStallsBeforeDrop)) {
         return ChunkHandle.INVALID;
       }
       stalls++;

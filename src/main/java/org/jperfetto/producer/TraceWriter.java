@@ -54,6 +54,11 @@ public final class TraceWriter implements AutoCloseable {
   private final MemorySegment garbage;
 
   private long chunk = ChunkHandle.INVALID;
+  // The writer owns its chunk's header: it keeps count and flags here and publishes both with one
+  // release store of the packets u16 (no read-modify-write of shared memory per packet).
+  private long chunkHeader;
+  private int chunkCount;
+  private int chunkFlags;
   private int chunkId;
   private int nextChunkId;
   private boolean packetOpen;
@@ -157,14 +162,13 @@ public final class TraceWriter implements AutoCloseable {
     packetOpen = true;
     packetsWritten++;
     if (!dropPackets) {
-      int count;
       if (countInflated) {
-        count = ChunkHeader.packetCount(abi.packetsAcquire(chunk));
-        countInflated = false;
+        countInflated = false; // the count already includes this packet
       } else {
-        count = abi.incrementPacketCount(chunk);
+        chunkCount++;
+        publishPackets();
       }
-      reachedMaxPackets = count == MAX_PACKETS_PER_CHUNK;
+      reachedMaxPackets = chunkCount == MAX_PACKETS_PER_CHUNK;
       if (wasDropping) {
         packet.appendVarInt(TracePacket.PREVIOUS_PACKET_DROPPED_FIELD_NUMBER, DATA_LOSS_SMB_FULL);
       }
@@ -196,7 +200,8 @@ public final class TraceWriter implements AutoCloseable {
         returnCompletedChunk();
       } else {
         countInflated = true;
-        abi.incrementPacketCount(chunk);
+        chunkCount++;
+        publishPackets();
       }
     }
     if (patches.frontIsPatched()) {
@@ -281,11 +286,12 @@ public final class TraceWriter implements AutoCloseable {
     if (fragmenting) {
       // The packet goes on in the new chunk: close this fragment with a 4-byte size and move the
       // size fields of open nested messages that lie in the old chunk to the patch list.
-      abi.setFlag(chunk, ChunkHeader.LAST_PACKET_CONTINUES_ON_NEXT_CHUNK);
+      chunkFlags |= ChunkHeader.LAST_PACKET_CONTINUES_ON_NEXT_CHUNK;
       fragment.endAtChunkBoundary();
       if (packet.redirectSizeFields(smb, abi.payloadOffset(chunk), chunkEnd(chunk), chunkId) > 0) {
-        abi.setFlag(chunk, ChunkHeader.CHUNK_NEEDS_PATCHING);
+        chunkFlags |= ChunkHeader.CHUNK_NEEDS_PATCHING;
       }
+      publishPackets();
     }
     if (ChunkHandle.isValid(chunk)) {
       returnCompletedChunk();
@@ -296,6 +302,9 @@ public final class TraceWriter implements AutoCloseable {
     countInflated = false;
     chunk = next;
     chunkId = nextChunkId++;
+    chunkHeader = abi.chunkOffset(next);
+    chunkCount = ChunkHeader.packetCount(packets);
+    chunkFlags = ChunkHeader.packetFlags(packets);
     long begin = abi.payloadOffset(next);
     long end = chunkEnd(next);
     if (fragmenting) {
@@ -330,6 +339,11 @@ public final class TraceWriter implements AutoCloseable {
     reachedMaxPackets = false;
     retryNewChunkAfterPacket = false;
     stream.reset(garbage, 0, garbage.byteSize());
+  }
+
+  /** Release store of the chunk's count and flags: whoever acquires them sees the bytes before. */
+  private void publishPackets() {
+    ChunkHeader.PACKETS.setRelease(smb, chunkHeader, ChunkHeader.packets(chunkCount, chunkFlags));
   }
 
   private long chunkEnd(long c) {

@@ -37,6 +37,7 @@ import org.jperfetto.protos.NotifyDataSourceStoppedRequest;
 import org.jperfetto.protos.RegisterDataSourceRequest;
 import org.jperfetto.protos.RegisterTraceWriterRequest;
 import org.jperfetto.protos.SyncRequest;
+import org.jperfetto.protos.UnregisterDataSourceRequest;
 import org.jperfetto.protos.UnregisterTraceWriterRequest;
 import org.jperfetto.protos.UpdateDataSourceRequest;
 
@@ -196,6 +197,21 @@ public final class TracingProducer implements AutoCloseable {
     });
   }
 
+  /**
+   * Removes a data source: UnregisterDataSource is sent if connected, its active instances stop
+   * being traced (the service stops them), and it is not registered again on reconnecting.
+   */
+  public void unregister(DataSource<?> dataSource) {
+    dataSources.remove(dataSource);
+    run(() -> {
+      Connection c = connection;
+      if (c != null && c.initialized) {
+        c.invokeNoReply("UnregisterDataSource",
+            UnregisterDataSourceRequest.newBuilder().setDataSourceName(dataSource.name()).build());
+      }
+    });
+  }
+
   /** UpdateDataSource; fails with METHOD_NOT_FOUND on a service that lacks it. */
   public CompletableFuture<Void> updateDataSource(DataSourceDescriptor descriptor) {
     return call("UpdateDataSource",
@@ -274,16 +290,19 @@ public final class TracingProducer implements AutoCloseable {
       return;
     }
     c.port = port;
-    InitializeConnectionRequest.Builder init = InitializeConnectionRequest.newBuilder()
-        .setProducerName(name).setSdkVersion(SDK_VERSION);
-    if (smbSizeHint > 0) {
-      init.setSharedMemorySizeHintBytes(smbSizeHint);
-    }
-    if (smbPageSizeHint > 0) {
-      init.setSharedMemoryPageSizeHintBytes(smbPageSizeHint);
-    }
-    port.invoke("InitializeConnection", init.build())
-        .whenComplete((reply, e) -> run(() -> onInitialized(c, e)));
+    // As upstream's SDK: both hints always present (0 = the service's default), SMB scraping asked
+    // for (so the service can read chunks our idle writers still hold), and GetAsyncCommand
+    // pipelined right behind InitializeConnection.
+    InitializeConnectionRequest init = InitializeConnectionRequest.newBuilder()
+        .setSharedMemoryPageSizeHintBytes(smbPageSizeHint)
+        .setSharedMemorySizeHintBytes(smbSizeHint)
+        .setProducerName(name)
+        .setSmbScrapingMode(InitializeConnectionRequest.ProducerSMBScrapingMode.SMB_SCRAPING_ENABLED)
+        .setSdkVersion(SDK_VERSION)
+        .build();
+    port.invoke("InitializeConnection", init).whenComplete((reply, e) -> run(() -> onInitialized(c, e)));
+    port.invokeStreaming("GetAsyncCommand", GetAsyncCommandRequest.getDefaultInstance().toByteString(), -1,
+        reply -> onAsyncCommandReply(c, reply));
   }
 
   private void onInitialized(Connection c, Throwable err) {
@@ -296,8 +315,6 @@ public final class TracingProducer implements AutoCloseable {
       return;
     }
     c.initialized = true;
-    c.port.invokeStreaming("GetAsyncCommand", GetAsyncCommandRequest.getDefaultInstance().toByteString(), -1,
-        reply -> onAsyncCommandReply(c, reply));
     for (DataSource<?> ds : dataSources) {
       c.registerDataSource(ds.descriptor());
     }

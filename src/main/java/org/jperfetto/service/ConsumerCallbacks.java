@@ -28,4 +28,14 @@ public interface ConsumerCallbacks {
 
   /** The outcome of cloneSession: on success error is empty and the uuid is the clone's. */
   default void onSessionCloned(boolean success, String error, long uuidMsb, long uuidLsb) {}
+
+  /**
+   * As {@link #onSessionCloned(boolean, String, long, long)}; wasWriteIntoFile: the clone was of
+   * a write_into_file session and went into the file passed with the clone request (the service
+   * keeps that file for the clone session; otherwise the caller may close it).
+   */
+  default void onSessionCloned(boolean success, String error, long uuidMsb, long uuidLsb,
+      boolean wasWriteIntoFile) {
+    onSessionCloned(success, error, uuidMsb, uuidLsb);
+  }
 }

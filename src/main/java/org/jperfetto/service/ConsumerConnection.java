@@ -86,9 +86,9 @@ final class ConsumerConnection implements ConsumerEndpoint {
   }
 
   @Override
-  public void cloneSession(long sessionId, String uniqueSessionName) {
+  public void cloneSession(long sessionId, String uniqueSessionName, Optional<TraceFileSink> outputFile) {
     service.checkThread();
-    service.cloneSession(this, sessionId, uniqueSessionName);
+    service.cloneSession(this, sessionId, uniqueSessionName, outputFile);
   }
 
   @Override
@@ -100,13 +100,13 @@ final class ConsumerConnection implements ConsumerEndpoint {
   }
 
   @Override
-  public void flush(long timeoutMs, Consumer<Boolean> done) {
+  public void flush(long timeoutMs, long flags, Consumer<Boolean> done) {
     service.checkThread();
     if (session == null) {
       done.accept(false);
       return;
     }
-    service.flush(session, timeoutMs, done);
+    service.flush(session, timeoutMs, flags, done);
   }
 
   @Override

@@ -68,7 +68,17 @@ public interface ConsumerEndpoint {
    * running. By id (uniqueSessionName empty) or by unique_session_name (sessionId ignored).
    * The outcome arrives through {@link ConsumerCallbacks#onSessionCloned}.
    */
-  void cloneSession(long sessionId, String uniqueSessionName);
+  default void cloneSession(long sessionId, String uniqueSessionName) {
+    cloneSession(sessionId, uniqueSessionName, Optional.empty());
+  }
+
+  /**
+   * As {@link #cloneSession(long, String)} with the file the consumer passed, as upstream: if the
+   * session to clone is a write_into_file one, the file is required; what the original wrote so
+   * far is copied into it, then the cloned buffers are written after it. For other sessions the
+   * file is not used (the clone is read with ReadBuffers).
+   */
+  void cloneSession(long sessionId, String uniqueSessionName, Optional<TraceFileSink> outputFile);
 
   /**
    * Stops the data sources, waits for the acks of those that notify on stop (at most
@@ -78,9 +88,10 @@ public interface ConsumerEndpoint {
 
   /**
    * Asks the producers to commit what they wrote; done(true) when all acked, done(false) on
-   * timeout (timeoutMs 0: the config's flush_timeout_ms, default 5000).
+   * timeout (timeoutMs 0: the config's flush_timeout_ms, default 5000). flags (FlushRequest.flags:
+   * initiator, reason, clone target) reach the producers' flush commands unchanged.
    */
-  void flush(long timeoutMs, Consumer<Boolean> done);
+  void flush(long timeoutMs, long flags, Consumer<Boolean> done);
 
   /** Reads the buffers (destructively) into {@link ConsumerCallbacks#onTraceData} batches. */
   void readBuffers();
@@ -97,5 +108,15 @@ public interface ConsumerEndpoint {
   /** The sink for write_into_file sessions (issue 6): a file the consumer passed. */
   interface TraceFileSink {
     void write(java.nio.ByteBuffer data) throws java.io.IOException;
+
+    /**
+     * Writes everything written into this file so far into target (cloning a write_into_file
+     * session); returns the number of bytes copied.
+     *
+     * @throws java.io.IOException if this file cannot be read back (e.g. a pipe)
+     */
+    default long copyTo(TraceFileSink target) throws java.io.IOException {
+      throw new java.io.IOException("this trace file cannot be read back");
+    }
   }
 }

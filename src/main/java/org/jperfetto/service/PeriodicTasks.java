@@ -30,12 +30,12 @@ final class PeriodicTasks {
         flushPeriod = flushOnWrite ? 0 : TracingService.DEFAULT_FILE_WRITE_PERIOD_MS;
       }
       every(service, s.id, period, flushOnWrite
-          ? live -> service.flush(live, 0, ok -> drainIfLive(service, live.id))
+          ? live -> service.flush(live, 0, ServiceFlushFlags.PERIODIC, ok -> drainIfLive(service, live.id))
           : service::drainIntoFile);
     }
     if (flushPeriod > 0) {
       every(service, s.id, Math.max(TracingService.MIN_PERIODIC_TASK_MS, flushPeriod),
-          live -> service.flush(live, 0, ok -> { }));
+          live -> service.flush(live, 0, ServiceFlushFlags.PERIODIC, ok -> { }));
     }
     long clearPeriod = Integer.toUnsignedLong(s.config.getIncrementalStateConfig().getClearPeriodMs());
     if (clearPeriod > 0) {

@@ -23,7 +23,7 @@ public interface ProducerCallbacks {
   void stopDataSource(long instanceId);
 
   /** flush: commit everything the instances wrote, then CommitData with flush_request_id. */
-  void flush(long requestId, long[] dataSourceInstanceIds, int flags);
+  void flush(long requestId, long[] dataSourceInstanceIds, long flags);
 
   /** clear_incremental_state. */
   void clearIncrementalState(long[] dataSourceInstanceIds);

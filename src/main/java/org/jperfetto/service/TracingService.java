@@ -66,7 +66,10 @@ public final class TracingService {
   private final ClockSource clocks;
   private final ServicePackets servicePackets;
   private final int serviceUid;
-  /** Set by a config's lockdown_mode LOCKDOWN_SET: producers of other uids are refused. */
+  /**
+   * Set by a config's lockdown_mode LOCKDOWN_SET: producers of other uids are refused, and those
+   * already connected get no data source instances.
+   */
   private boolean lockdownMode;
 
   private final Map<Integer, ProducerConnection> producers = new TreeMap<>();
@@ -316,6 +319,12 @@ public final class TracingService {
 
   private DataSourceInstance setupDataSource(TracingSession s, TraceConfig.DataSource cfg,
       ProducerConnection p, DataSourceDescriptor d) {
+    if (lockdownMode && p.identity.uid() != serviceUid) {
+      // Producers of other uids that connected before the lockdown get no data source either.
+      LOG.log(System.Logger.Level.INFO, "lockdown mode: not setting up \"{0}\" on producer {1} of uid {2}",
+          d.getName(), p.id, p.identity.uid());
+      return null;
+    }
     if (!producerMatches(p.name, cfg)) {
       return null;
     }
@@ -539,7 +548,7 @@ public final class TracingService {
         TracingSession live = sessions.get(sessionId);
         if (live != null && live.state == TracingSession.State.STARTED
             && live.receivedTriggers.isEmpty()) {
-          flush(live, 0, ok -> disableTracing(live));
+          flush(live, 0, ServiceFlushFlags.TRACE_STOP, ok -> disableTracing(live));
         }
       }, Integer.toUnsignedLong(s.config.getTriggerConfig().getTriggerTimeoutMs()));
     }
@@ -548,7 +557,7 @@ public final class TracingService {
       s.durationTimer = runner.postDelayed(() -> {
         TracingSession live = sessions.get(sessionId);
         if (live != null && live.state == TracingSession.State.STARTED) {
-          flush(live, 0, ok -> disableTracing(live));
+          flush(live, 0, ServiceFlushFlags.TRACE_STOP, ok -> disableTracing(live));
         }
       }, s.config.getDurationMs());
     }
@@ -690,7 +699,7 @@ public final class TracingService {
   // ===============================================================================================
   // Flush
 
-  void flush(TracingSession s, long timeoutMs, Consumer<Boolean> done) {
+  void flush(TracingSession s, long timeoutMs, long flags, Consumer<Boolean> done) {
     long requestId = ++lastFlushRequestId;
     TracingSession.PendingFlush f = new TracingSession.PendingFlush(requestId, done);
     s.flushesRequested++;
@@ -707,7 +716,7 @@ public final class TracingService {
     f.producersPending.addAll(byProducer.keySet());
     for (Map.Entry<Integer, List<Long>> e : byProducer.entrySet()) {
       long[] ids = e.getValue().stream().mapToLong(Long::longValue).toArray();
-      producers.get(e.getKey()).callbacks.flush(requestId, ids, 0);
+      producers.get(e.getKey()).callbacks.flush(requestId, ids, flags);
     }
     if (s.pendingFlushes.get(requestId) != f) {
       return; // every producer acked from within its flush callback
@@ -1082,7 +1091,8 @@ public final class TracingService {
         .build();
   }
 
-  void cloneSession(ConsumerConnection c, long sessionId, String uniqueName) {
+  void cloneSession(ConsumerConnection c, long sessionId, String uniqueName,
+      Optional<ConsumerEndpoint.TraceFileSink> outputFile) {
     String error = null;
     TracingSession src = null;
     if (c.session != null) {
@@ -1103,32 +1113,49 @@ public final class TracingService {
         error = "Not allowed to clone a session from another UID";
       } else if (sessions.size() >= MAX_SESSIONS) {
         error = "Too many concurrent tracing sessions (" + sessions.size() + ")";
+      } else if (src.fileSink != null && outputFile.isEmpty()) {
+        error = "Failed to clone 'write_into_file' session: a file descriptor is required to copy"
+            + " existing file";
       }
     }
     if (error != null) {
-      c.callbacks.onSessionCloned(false, error, 0, 0);
+      c.callbacks.onSessionCloned(false, error, 0, 0, false);
       return;
     }
     long srcId = src.id;
     if (src.state == TracingSession.State.STARTED) {
-      flush(src, 0, ok -> finishClone(c, srcId));
+      flush(src, 0, ServiceFlushFlags.TRACE_CLONE, ok -> finishClone(c, srcId, outputFile));
     } else {
-      finishClone(c, srcId);
+      finishClone(c, srcId, outputFile);
     }
   }
 
-  private void finishClone(ConsumerConnection c, long srcId) {
+  private void finishClone(ConsumerConnection c, long srcId,
+      Optional<ConsumerEndpoint.TraceFileSink> outputFile) {
     TracingSession src = sessions.get(srcId);
     if (src == null || c.session != null || !consumers.contains(c)) {
       if (consumers.contains(c)) {
         c.callbacks.onSessionCloned(false, src == null ? "The tracing session ended while cloning"
-            : "The consumer is already attached to another tracing session", 0, 0);
+            : "The consumer is already attached to another tracing session", 0, 0, false);
       }
       return;
     }
     if (buffers.size() + src.bufferIds.length > MAX_ID) {
-      c.callbacks.onSessionCloned(false, "Buffer id allocation failed", 0, 0);
+      c.callbacks.onSessionCloned(false, "Buffer id allocation failed", 0, 0, false);
       return;
+    }
+    // A write_into_file original: its file so far, then (below) its unread buffers, into the
+    // consumer's file. Copied here, after the flush, so no drain of the original falls between.
+    ConsumerEndpoint.TraceFileSink cloneFile = src.fileSink != null ? outputFile.orElse(null) : null;
+    long copiedBytes = 0;
+    if (cloneFile != null) {
+      try {
+        copiedBytes = src.fileSink.copyTo(cloneFile);
+      } catch (java.io.IOException | RuntimeException e) {
+        c.callbacks.onSessionCloned(false, "Failed to clone 'write_into_file' session: failed to copy"
+            + " existing file: " + e.getMessage(), 0, 0, false);
+        return;
+      }
     }
     int[] ids = new int[src.bufferIds.length];
     for (int i = 0; i < ids.length; i++) {
@@ -1144,7 +1171,13 @@ public final class TracingService {
     clone.shouldEmitStats = true;
     sessions.put(clone.id, clone);
     c.session = clone;
-    c.callbacks.onSessionCloned(true, "", uuid.getMostSignificantBits(), uuid.getLeastSignificantBits());
+    if (cloneFile != null) {
+      clone.fileSink = cloneFile;
+      clone.bytesWrittenIntoFile = copiedBytes;
+      drainIntoFile(clone); // flushed already: straight into the file, before the answer
+    }
+    c.callbacks.onSessionCloned(true, "", uuid.getMostSignificantBits(), uuid.getLeastSignificantBits(),
+        cloneFile != null);
   }
 
   // ===============================================================================================
@@ -1225,7 +1258,7 @@ public final class TracingService {
           runner.postDelayed(() -> {
             TracingSession live = sessions.get(sessionId);
             if (live != null && live.state == TracingSession.State.STARTED) {
-              flush(live, 0, ok -> disableTracing(live));
+              flush(live, 0, ServiceFlushFlags.TRACE_STOP, ok -> disableTracing(live));
             }
           }, t.stopDelayMs());
         }

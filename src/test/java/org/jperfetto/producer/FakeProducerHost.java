@@ -40,6 +40,8 @@ final class FakeProducerHost implements AutoCloseable {
   final List<Long> started = new CopyOnWriteArrayList<>();
   final List<Long> stopped = new CopyOnWriteArrayList<>();
   final List<String> syncs = new CopyOnWriteArrayList<>();
+  /** Every method invoked, in order, with its raw request. */
+  final List<Map.Entry<String, com.google.protobuf.ByteString>> calls = new CopyOnWriteArrayList<>();
   private volatile MethodCall asyncCommands;
   volatile ServiceSide service;
 
@@ -106,7 +108,14 @@ final class FakeProducerHost implements AutoCloseable {
       }
       served = b.build();
     }
-    host = IpcHost.start(socketPath, List.of(served));
+    ServiceDefinition.Builder recording = ServiceDefinition.builder("ProducerPort");
+    for (ServiceDefinition.Method m : served.methods()) {
+      recording.method(m.name(), call -> {
+        calls.add(Map.entry(m.name(), call.args()));
+        m.handler().handle(call);
+      });
+    }
+    host = IpcHost.start(socketPath, List.of(recording.build()));
   }
 
   boolean hasAsyncStream() {

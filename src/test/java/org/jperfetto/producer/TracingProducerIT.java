@@ -119,6 +119,11 @@ class TracingProducerIT {
       producer.sync().get(10, TimeUnit.SECONDS);
       producer.updateDataSource(DataSourceDescriptor.newBuilder().setName(DS).build()).get(10, TimeUnit.SECONDS);
       assertEquals(List.of("Sync", "UpdateDataSource"), host.syncs);
+      DataSource<Void> late = DataSource.named("org.jperfetto.late");
+      producer.register(late);
+      await("late registration", () -> host.registeredDataSources.contains("org.jperfetto.late"));
+      producer.unregister(late);
+      await("unregistration", () -> host.calls.stream().anyMatch(e -> e.getKey().equals("UnregisterDataSource")));
     }
   }
 

@@ -86,7 +86,7 @@ final class TestProducer implements ProducerCallbacks {
   }
 
   @Override
-  public void flush(long requestId, long[] ids, int flags) {
+  public void flush(long requestId, long[] ids, long flags) {
     flushes.add(requestId);
     if (ackFlushes) {
       commitAll(requestId);

@@ -264,12 +264,12 @@ class TracingServiceTest {
     TestProducer good = new TestProducer().connect(service, "good", 1, 1).register("test");
     consumer.enable(config(64, TraceConfig.BufferConfig.FillPolicy.RING_BUFFER, "test"));
     List<Boolean> results = new ArrayList<>();
-    consumer.endpoint.flush(1000, results::add);
+    consumer.endpoint.flush(1000, 0, results::add);
     assertEquals(List.of(true), results, "acked at once by CommitData(flush_request_id)");
 
     TestProducer silent = new TestProducer().connect(service, "silent", 2, 2).register("test");
     silent.ackFlushes = false;
-    consumer.endpoint.flush(1000, results::add);
+    consumer.endpoint.flush(1000, 0, results::add);
     assertEquals(1, silent.flushes.size());
     runner.advance(999);
     assertEquals(1, results.size(), "still waiting for the silent producer");

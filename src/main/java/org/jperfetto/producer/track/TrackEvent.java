@@ -73,8 +73,9 @@ public final class TrackEvent {
       available.addAvailableCategories(TrackEventCategory.newBuilder().setName(c.name())
           .setDescription(c.description()).addAllTags(c.tags()));
     }
+    // As upstream's SDK: the service sends clear_incremental_state only to sources that say they handle it.
     DataSourceDescriptor descriptor = DataSourceDescriptor.newBuilder().setName(DATA_SOURCE_NAME)
-        .setTrackEventDescriptor(available).build();
+        .setHandlesIncrementalStateClear(true).setTrackEventDescriptor(available).build();
     this.dataSource = DataSource.create(descriptor, new Handler(), b.policy);
   }
 

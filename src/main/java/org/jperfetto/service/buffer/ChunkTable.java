@@ -10,7 +10,11 @@ import java.util.Arrays;
 final class ChunkTable {
   /** The chunk was Complete when copied; reading a sequence never goes past an incomplete one. */
   static final byte COMPLETE = 1;
-  /** The last fragment taken out of this chunk was skipped (lost), not returned. */
+  /**
+   * A loss before the next packet of this chunk is not reported yet: the last fragment taken out
+   * was skipped (lost), or was an empty packet taken out after such a loss. Reading resumes with
+   * previous-packet-dropped set from it, so a loss stays flagged across read passes.
+   */
   static final byte LAST_READ_SKIPPED = 2;
 
   long[] recordOffset;

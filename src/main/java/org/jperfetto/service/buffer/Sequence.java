@@ -25,6 +25,8 @@ final class Sequence {
    */
   int evictedFragmentsRead = -1;
   int evictedNextFragmentOffset;
+  /** And whether a loss before its next packet was still unreported (its LAST_READ_SKIPPED). */
+  boolean evictedLastReadSkipped;
 
   private int[] ids;
   private int[] slots;
@@ -45,6 +47,7 @@ final class Sequence {
     newestChunkIdRead = other.newestChunkIdRead;
     evictedFragmentsRead = other.evictedFragmentsRead;
     evictedNextFragmentOffset = other.evictedNextFragmentOffset;
+    evictedLastReadSkipped = other.evictedLastReadSkipped;
     ids = new int[other.ids.length];
     slots = new int[other.slots.length];
     for (int i = 0; i < other.size; i++) {

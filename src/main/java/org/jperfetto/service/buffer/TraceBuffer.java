@@ -30,6 +30,9 @@ import org.jperfetto.abi.PacketFragments;
  * sequences interleave freely. A fragmented packet is returned only when all its chunks are here,
  * contiguous and patched; until then that sequence is paused while the others go on. Fragments
  * whose beginning is lost are skipped and the next packet is flagged previous-packet-dropped.
+ * That flag is kept until a packet of the sequence is returned, across empty packets and read
+ * passes (V1 forgets it when an empty packet lies between the loss and a packet that has to
+ * wait for its next chunk; V2, which keeps it per sequence, does not).
  * Reads are destructive.
  *
  * <h2>Trust</h2>
@@ -202,6 +205,7 @@ public final class TraceBuffer implements AutoCloseable {
     if (readmit) {
       chunks.fragmentsRead[slot] = seq.evictedFragmentsRead;
       chunks.nextFragmentOffset[slot] = seq.evictedNextFragmentOffset;
+      chunks.setLastReadSkipped(slot, seq.evictedLastReadSkipped);
       seq.evictedFragmentsRead = -1;
     }
     chunksWritten++;
@@ -363,6 +367,7 @@ public final class TraceBuffer implements AutoCloseable {
         && seq.hasRead && seq.idAt(pos) == seq.newestChunkIdRead) {
       seq.evictedFragmentsRead = chunks.fragmentsRead[slot];
       seq.evictedNextFragmentOffset = chunks.nextFragmentOffset[slot];
+      seq.evictedLastReadSkipped = chunks.lastReadSkipped(slot);
     }
     seq.remove(pos);
     chunks.release(slot);
@@ -515,6 +520,10 @@ public final class TraceBuffer implements AutoCloseable {
             return true;
           }
           if (r == FRAGMENT_EMPTY) {
+            // Nothing to return yet: a loss seen before this empty packet is still unreported,
+            // and the reader may stop in this chunk (a packet waiting for its next chunk) before
+            // it returns one. Keep it in the chunk, where the next read pass picks it up.
+            chunks.setLastReadSkipped(slot, dropped);
             continue;
           }
           chunks.setLastReadSkipped(slot, true); // bad fragment: the rest of the chunk is dropped

@@ -125,7 +125,7 @@ public final class ConsumerPortService {
     }));
     h.put("Flush", call -> {
       FlushRequest req = FlushRequest.parseFrom(call.args());
-      onConsumer(call, (c, ep) -> ep.flush(Integer.toUnsignedLong(req.getTimeoutMs()), ok -> {
+      onConsumer(call, (c, ep) -> ep.flush(Integer.toUnsignedLong(req.getTimeoutMs()), req.getFlags(), ok -> {
         if (ok) {
           call.reply(FlushResponse.getDefaultInstance());
         } else {
@@ -153,7 +153,7 @@ public final class ConsumerPortService {
       ObserveEventsRequest req = ObserveEventsRequest.parseFrom(call.args());
       int mask = 0;
       for (ObservableEvents.Type t : req.getEventsToObserveList()) {
-        mask |= t.getNumber();
+        mask |= 1 << t.getNumber(); // the core keeps one bit per type number
       }
       int eventsMask = mask;
       onConsumer(call, (c, ep) -> {
@@ -174,13 +174,30 @@ public final class ConsumerPortService {
     h.put("SaveTraceForBugreport", call -> onConsumer(call, (c, ep) -> call.reply(ep.saveTraceForBugreport())));
     h.put("CloneSession", call -> {
       CloneSessionRequest req = CloneSessionRequest.parseFrom(call.args());
+      // The client may pass a file: used only if the session to clone writes into a file.
+      Optional<FdTraceFileSink> file = Optional.empty();
+      int fd = call.takeReceivedFd();
+      if (fd >= 0) {
+        try {
+          file = Optional.of(FdTraceFileSink.adopt(fd));
+        } catch (IOException e) {
+          call.reply(CloneSessionResponse.newBuilder().setSuccess(false)
+              .setError("the file passed with CloneSession is unusable: " + e.getMessage()).build());
+          return;
+        }
+      }
+      Optional<FdTraceFileSink> outputFile = file;
       onConsumer(call, (c, ep) -> {
         if (c.cloneCall != null && !c.cloneCall.isDone()) {
           c.cloneCall.fail();
         }
         c.cloneCall = call;
-        ep.cloneSession(req.getSessionId(), req.getUniqueSessionName());
-      });
+        if (c.cloneFile != null) {
+          closeQuietly(c.cloneFile); // of the replaced call: its clone can no longer write there
+        }
+        c.cloneFile = outputFile.orElse(null);
+        ep.cloneSession(req.getSessionId(), req.getUniqueSessionName(), outputFile.map(s -> s));
+      }, () -> outputFile.ifPresent(ConsumerPortService::closeQuietly));
     });
     return h;
   }
@@ -289,6 +306,8 @@ public final class ConsumerPortService {
     MethodCall readCall;
     MethodCall observeCall;
     MethodCall cloneCall;
+    /** The file passed with the pending CloneSession, if any. */
+    FdTraceFileSink cloneFile;
     FdTraceFileSink fileSink;
     /** ReadBuffers replies not sent yet (paced by the connection's backlog), with has_more. */
     private final java.util.ArrayDeque<ReadBuffersResponse> readQueue = new java.util.ArrayDeque<>();
@@ -317,12 +336,22 @@ public final class ConsumerPortService {
     }
 
     @Override
-    public void onSessionCloned(boolean success, String error, long uuidMsb, long uuidLsb) {
+    public void onSessionCloned(boolean success, String error, long uuidMsb, long uuidLsb,
+        boolean wasWriteIntoFile) {
       MethodCall call = cloneCall;
       cloneCall = null;
+      if (cloneFile != null) {
+        if (wasWriteIntoFile) {
+          closeFileSink();
+          fileSink = cloneFile; // the clone session's file now: closed with its buffers
+        } else {
+          closeQuietly(cloneFile);
+        }
+        cloneFile = null;
+      }
       if (call != null && !call.isDone()) {
         call.reply(CloneSessionResponse.newBuilder().setSuccess(success).setError(error)
-            .setUuidMsb(uuidMsb).setUuidLsb(uuidLsb).build());
+            .setUuidMsb(uuidMsb).setUuidLsb(uuidLsb).setWasWriteIntoFile(wasWriteIntoFile).build());
       }
     }
 
@@ -333,6 +362,10 @@ public final class ConsumerPortService {
         endpoint.disconnect();
       }
       closeFileSink();
+      if (cloneFile != null) {
+        closeQuietly(cloneFile);
+        cloneFile = null;
+      }
     }
 
     void closeFileSink() {

@@ -11,14 +11,20 @@ import org.jperfetto.service.ConsumerEndpoint;
 /**
  * The file a consumer passed with EnableTracing (write_into_file without output_path), as a
  * {@link ConsumerEndpoint.TraceFileSink}. The received fd is reopened through /proc/self/fd for
- * appending (so the JDK's FileChannel does the writing, retries included) and then closed.
+ * appending (so the JDK's FileChannel does the writing, retries included) and then closed. A
+ * regular file is reopened for reading and writing (writes go on at its end), so a clone of its
+ * session can copy it ({@link #copyTo}).
  */
 public final class FdTraceFileSink implements ConsumerEndpoint.TraceFileSink, AutoCloseable {
+  private static final int COPY_BYTES = 64 * 1024;
   private final FileChannel channel;
+  /** A regular file opened for reading too: a clone of its session can copy it. */
+  private final boolean readable;
   private long bytesWritten;
 
-  private FdTraceFileSink(FileChannel channel) {
+  private FdTraceFileSink(FileChannel channel, boolean readable) {
     this.channel = channel;
+    this.readable = readable;
   }
 
   /**
@@ -27,9 +33,20 @@ public final class FdTraceFileSink implements ConsumerEndpoint.TraceFileSink, Au
    * @throws IOException if fd is not a file this process may write (a pipe or socket works too)
    */
   public static FdTraceFileSink adopt(int fd) throws IOException {
+    Path path = Path.of("/proc/self/fd/" + fd);
     try {
-      return new FdTraceFileSink(FileChannel.open(Path.of("/proc/self/fd/" + fd),
-          StandardOpenOption.WRITE, StandardOpenOption.APPEND));
+      if (java.nio.file.Files.isRegularFile(path)) {
+        try {
+          // one channel for both; writes start at the end, as appending would
+          FileChannel rw = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE);
+          rw.position(rw.size());
+          return new FdTraceFileSink(rw, true);
+        } catch (IOException notReadable) {
+          // write-only for us: fine for tracing; only a clone of the session cannot copy it
+        }
+      }
+      return new FdTraceFileSink(FileChannel.open(path, StandardOpenOption.WRITE, StandardOpenOption.APPEND),
+          false);
     } catch (IOException e) {
       throw new IOException("cannot reopen the trace file fd " + fd + " for writing: " + e.getMessage(), e);
     } finally {
@@ -42,6 +59,27 @@ public final class FdTraceFileSink implements ConsumerEndpoint.TraceFileSink, Au
     while (data.hasRemaining()) {
       bytesWritten += channel.write(data);
     }
+  }
+
+  /** Copies the file from its start to its current end into target. */
+  @Override
+  public synchronized long copyTo(ConsumerEndpoint.TraceFileSink target) throws IOException {
+    if (!readable) {
+      throw new IOException("the trace file cannot be read back (not a regular readable file)");
+    }
+    long end = channel.position();
+    ByteBuffer buf = ByteBuffer.allocate(COPY_BYTES);
+    long pos = 0;
+    while (pos < end) {
+      buf.clear().limit((int) Math.min(COPY_BYTES, end - pos));
+      int n = channel.read(buf, pos);
+      if (n < 0) {
+        break; // truncated under us: copy what there was
+      }
+      pos += n;
+      target.write(buf.flip());
+    }
+    return pos;
   }
 
   public synchronized long bytesWritten() {

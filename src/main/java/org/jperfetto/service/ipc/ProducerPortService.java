@@ -321,9 +321,9 @@ public final class ProducerPortService {
     }
 
     @Override
-    public void flush(long requestId, long[] dataSourceInstanceIds, int flags) {
+    public void flush(long requestId, long[] dataSourceInstanceIds, long flags) {
       GetAsyncCommandResponse.Flush.Builder f = GetAsyncCommandResponse.Flush.newBuilder()
-          .setRequestId(requestId).setFlags(Integer.toUnsignedLong(flags));
+          .setRequestId(requestId).setFlags(flags);
       for (long id : dataSourceInstanceIds) {
         f.addDataSourceIds(id);
       }

@@ -44,12 +44,17 @@ final class TrackEventFixture implements AutoCloseable {
     TrackTestHost.await("track_event started", trackEvent.dataSource()::isEnabled);
   }
 
-  /** Emits a marker instant, flushes this thread's writer, and waits for the marker to arrive. */
+  /**
+   * Emits a marker instant, flushes this thread's writers, and waits for the marker to arrive from
+   * every active session (each has its own sequence, committed on its own).
+   */
   DecodedEvents finish() throws Exception {
     String doneName = DONE + (doneCount++);
+    int sessions = trackEvent.dataSource().activeInstances();
     trackEvent.instant(marker, doneName);
     trackEvent.flush();
-    List<TrackTestHost.Packet> packets = host.awaitPacket(doneName, p -> hasEventNamed(p, doneName));
+    List<TrackTestHost.Packet> packets = host.awaitPackets(doneName, Math.max(1, sessions),
+        p -> hasEventNamed(p, doneName));
     DecodedEvents decoded = new DecodedEvents();
     for (TrackTestHost.Packet p : packets) {
       decoded.add(p.writerId(), p.packet());

@@ -141,6 +141,27 @@ class TrackEventInteropTest {
     return size + 1 + varintSize(size); // + its framing as Trace.packet (tag, length)
   }
 
+  /**
+   * Bytes a packet's delta timestamp takes beyond 2 (negative for a 1-byte delta). A delta's size
+   * depends only on how fast the thread ran: under 128 ns it takes 1 byte, up to 16 us 2 bytes, past
+   * that 3 or more (a cold, loaded or stalled JVM). Upstream's figure comes from its SDK at full
+   * speed, where deltas take 2 bytes; size budgets count every delta at exactly 2 bytes, so they
+   * measure the encoding and not the machine's load.
+   */
+  static int slowTimestampBytes(TracePacket p) {
+    if (!p.hasTimestamp() || p.hasTimestampClockId()) {
+      return 0;
+    }
+    return varintSize(p.getTimestamp()) - 2;
+  }
+
+  /** Bytes upstream traced v58 added to each packet of the capture (trusted_uid, _pid, _sequence_id). */
+  static double upstreamTrustedBytesPerPacket() throws Exception {
+    return upstreamSequence("v58producer_v58traced").stream().mapToInt(p -> p.getSerializedSize()
+        - p.toBuilder().clearTrustedUid().clearTrustedPid().clearTrustedPacketSequenceId().build().getSerializedSize())
+        .average().orElseThrow();
+  }
+
   static int varintSize(long v) {
     int n = 1;
     while ((v >>>= 7) != 0) {

@@ -155,10 +155,15 @@ final class TrackTestHost implements AutoCloseable {
 
   /** Waits until some packet read back satisfies condition; returns all packets then. */
   List<Packet> awaitPacket(String what, Predicate<TracePacket> condition) throws Exception {
+    return awaitPackets(what, 1, condition);
+  }
+
+  /** Waits until at least count packets match (one per writer sequence, e.g. a marker per session). */
+  List<Packet> awaitPackets(String what, int count, Predicate<TracePacket> condition) throws Exception {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
     while (true) {
       List<Packet> all = packets();
-      if (all.stream().anyMatch(p -> condition.test(p.packet()))) {
+      if (all.stream().filter(p -> condition.test(p.packet())).count() >= count) {
         return all;
       }
       if (System.nanoTime() > deadline) {

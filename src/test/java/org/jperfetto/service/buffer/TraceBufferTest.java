@@ -488,6 +488,65 @@ class TraceBufferTest {
     assertEquals(0, tb.stats().abiViolations());
   }
 
+  // A loss noticed while no packet could be returned yet (the reader stopped at a packet waiting
+  // for its next chunk) must still be flagged on the next packet, even when an empty packet was
+  // taken out in between. Found by TraceBufferProperties (seed 2662460585368942819).
+  @Test
+  void lossBeforeAnEmptyPacketAndAWaitingPacketIsStillFlagged() {
+    ring(4096);
+    byte[] head = content(30, 2);
+    byte[] tail = content(40, 3);
+    // The start of the first packet was in chunk 4, which never arrives.
+    chunk(1, 1, 5).packet(20, 1).flags(FROM_PREV).fragment(new byte[0]).fragment(head)
+        .flags(ON_NEXT).copyInto(tb);
+    assertEquals(List.of(), readAll(tb), "the last packet waits for chunk 6");
+    chunk(1, 1, 6).fragment(tail).flags(FROM_PREV).packet(10, 4).copyInto(tb);
+    List<Read> got = readAll(tb);
+    assertEquals(2, got.size());
+    assertArrayEquals(concat(head, tail), got.get(0).data());
+    assertTrue(got.get(0).dropped(), "the packet continued at the start of chunk 5 was lost");
+    assertFalse(got.get(1).dropped());
+  }
+
+  @Test
+  void lossAtTheStartOfASequenceIsStillFlaggedAfterAnEmptyPacketAndAWait() {
+    ring(4096);
+    int payload = 1024 - 16;
+    chunk(1, 1, 3).packet(10, 0).payloadSize(payload).copyInto(tb);
+    for (int i = 0; i < 3; i++) {
+      chunk(2, 1, i).packet(10, 10 + i).payloadSize(payload).copyInto(tb);
+    }
+    byte[] head = content(30, 1);
+    byte[] tail = content(40, 2);
+    chunk(1, 1, 4).fragment(new byte[0]).fragment(head).flags(ON_NEXT).payloadSize(payload)
+        .copyInto(tb); // overwrites chunk 3 unread
+    assertEquals(1, tb.stats().chunksOverwritten());
+    assertEquals(List.of(), readAll(tb).stream().filter(r -> r.producerId() == 1).toList());
+    chunk(1, 1, 5).fragment(tail).flags(FROM_PREV).payloadSize(payload).copyInto(tb);
+    List<Read> got = readAll(tb).stream().filter(r -> r.producerId() == 1).toList();
+    assertEquals(1, got.size());
+    assertArrayEquals(concat(head, tail), got.get(0).data());
+    assertTrue(got.get(0).dropped(), "packet 0 (chunk 3) was overwritten unread");
+  }
+
+  @Test
+  void lossNotYetFlaggedSurvivesTheOverwriteOfAScrapedChunk() {
+    ring(4096);
+    int payload = 1024 - 16;
+    TestChunk scraped = chunk(1, 1, 5).packet(20, 1).flags(FROM_PREV).fragment(new byte[0])
+        .packet(10, 2).payloadSize(payload);
+    scraped.copyInto(tb, false); // packet 2 may still be being written: not readable yet
+    assertEquals(List.of(), readAll(tb));
+    for (int i = 0; i < 4; i++) {
+      chunk(2, 1, i).packet(10, 10 + i).payloadSize(payload).copyInto(tb); // overwrites the scrape
+    }
+    scraped.copyInto(tb);
+    List<Read> got = readAll(tb).stream().filter(r -> r.producerId() == 1).toList();
+    assertEquals(1, got.size());
+    assertArrayEquals(content(10, 2), got.get(0).data());
+    assertTrue(got.get(0).dropped(), "the packet continued at the start of chunk 5 was lost");
+  }
+
   @Test
   void dropMarkerCountsPacketLossNotAbiViolation() {
     ring(4096);

@@ -27,54 +27,17 @@ import org.jperfetto.protos.GetAsyncCommandResponse.CmdCase;
 import org.jperfetto.protos.TestEvent;
 import org.jperfetto.protos.TraceConfig;
 import org.jperfetto.protos.TracePacket;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 /** Whole tracing sessions through jtraced's sockets: Java test producers and TracingConsumer. */
 @Timeout(60)
-class SessionIT {
-  static final String DS = "test.ds";
-  @TempDir Path dir;
-  ServiceHost host;
-  String producerSocket;
-  String consumerSocket;
-  final List<AutoCloseable> toClose = new ArrayList<>();
-
-  @BeforeEach
-  void start() throws Exception {
-    producerSocket = dir.resolve("p.sock").toString();
-    consumerSocket = dir.resolve("c.sock").toString();
-    host = ServiceHost.start(ServiceHost.Options.of(producerSocket, consumerSocket));
-  }
-
-  @AfterEach
-  void stop() throws Exception {
-    for (AutoCloseable c : toClose) {
-      c.close();
-    }
-    host.close();
-  }
-
+class SessionIT extends SocketFixture {
   static TraceConfig config(int bufferKb, TraceConfig.BufferConfig.FillPolicy policy) {
     return TraceConfig.newBuilder()
         .addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb(bufferKb).setFillPolicy(policy))
         .addDataSources(TraceConfig.DataSource.newBuilder().setConfig(DataSourceConfig.newBuilder().setName(DS)))
         .build();
-  }
-
-  SocketProducer producer(String name) throws Exception {
-    SocketProducer p = SocketProducer.connect(producerSocket, name, DS);
-    toClose.add(p);
-    return p;
-  }
-
-  TracingConsumer consumer() throws Exception {
-    TracingConsumer c = TracingConsumer.connect(consumerSocket);
-    toClose.add(c);
-    return c;
   }
 
   static byte[] packet(int writer, int seq, int payloadBytes) {
@@ -263,8 +226,7 @@ class SessionIT {
     host = ServiceHost.start(ServiceHost.Options.of(producerSocket + "," + second, consumerSocket));
     List<SocketProducer> producers = new ArrayList<>();
     for (int i = 0; i < 4; i++) {
-      SocketProducer p = SocketProducer.connect(i % 2 == 0 ? producerSocket : second, "prod" + i, DS);
-      toClose.add(p);
+      SocketProducer p = closeLater(SocketProducer.connect(i % 2 == 0 ? producerSocket : second, "prod" + i, DS));
       producers.add(p);
     }
     assertEquals(4, host.connectedProducers());

@@ -59,15 +59,28 @@ final class SocketProducer implements AutoCloseable {
 
   static SocketProducer connect(String socket, InitializeConnectionRequest req, int smbFd,
       String... dataSources) throws Exception {
+    return connect(socket, req, smbFd, java.util.Arrays.stream(dataSources)
+        .map(ds -> DataSourceDescriptor.newBuilder().setName(ds).build()).toList());
+  }
+
+  /** A producer named name registering the given data source descriptors. */
+  static SocketProducer connect(String socket, String name, List<DataSourceDescriptor> dataSources)
+      throws Exception {
+    return connect(socket, InitializeConnectionRequest.newBuilder().setProducerName(name).build(), -1,
+        dataSources);
+  }
+
+  static SocketProducer connect(String socket, InitializeConnectionRequest req, int smbFd,
+      List<DataSourceDescriptor> dataSources) throws Exception {
     CompletableFuture<IpcException> gone = new CompletableFuture<>();
     IpcClient client = IpcClient.connect(socket, gone::complete);
     BoundService port = client.bind("ProducerPort").get(10, TimeUnit.SECONDS);
     Reply r = port.invoke("InitializeConnection", req.toByteString(), smbFd).get(10, TimeUnit.SECONDS);
     SocketProducer p = new SocketProducer(client, port, InitializeConnectionResponse.parseFrom(r.bytes()));
     gone.thenAccept(p.disconnected::complete);
-    for (String ds : dataSources) {
+    for (DataSourceDescriptor ds : dataSources) {
       p.port.invoke("RegisterDataSource", RegisterDataSourceRequest.newBuilder()
-          .setDataSourceDescriptor(DataSourceDescriptor.newBuilder().setName(ds)).build())
+          .setDataSourceDescriptor(ds).build())
           .get(10, TimeUnit.SECONDS);
     }
     p.port.invokeStreaming("GetAsyncCommand", GetAsyncCommandRequest.getDefaultInstance().toByteString(),
@@ -125,6 +138,30 @@ final class SocketProducer implements AutoCloseable {
     SmbWriter w = new SmbWriter(smb.get(10, TimeUnit.SECONDS), writerId, targetBuffer);
     writers.add(w);
     return w;
+  }
+
+  /** ActivateTriggers with these names; waits for the reply. */
+  void activateTriggers(String... names) throws Exception {
+    port.invoke("ActivateTriggers", org.jperfetto.protos.ActivateTriggersRequest.newBuilder()
+        .addAllTriggerNames(List.of(names)).build()).get(10, TimeUnit.SECONDS);
+  }
+
+  /** NotifyDataSourceStarted for an instance whose descriptor set will_notify_on_start. */
+  void notifyStarted(long instanceId) throws Exception {
+    port.invoke("NotifyDataSourceStarted", org.jperfetto.protos.NotifyDataSourceStartedRequest.newBuilder()
+        .setDataSourceId(instanceId).build()).get(10, TimeUnit.SECONDS);
+  }
+
+  /** Fails if a command of this kind arrives within ms (other commands are consumed). */
+  void expectNo(GetAsyncCommandResponse.CmdCase kind, long ms) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms);
+    long left;
+    while ((left = deadline - System.nanoTime()) > 0) {
+      GetAsyncCommandResponse c = commands.poll(left, TimeUnit.NANOSECONDS);
+      if (c != null && c.getCmdCase() == kind) {
+        throw new AssertionError("unexpected " + kind + ": " + c);
+      }
+    }
   }
 
   /** CommitData with everything the writers completed; waits for the reply. */

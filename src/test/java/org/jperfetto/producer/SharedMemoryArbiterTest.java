@@ -1,0 +1,136 @@
+package org.jperfetto.producer;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.jperfetto.abi.ChunkHandle;
+import org.jperfetto.abi.ChunkHeader;
+import org.jperfetto.abi.PageHeader;
+import org.jperfetto.abi.PageLayout;
+import org.jperfetto.producer.proto.PatchList;
+import org.jperfetto.protos.CommitDataRequest;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Chunk hand-out, commit batching, writer ids and the exhausted-buffer policies. */
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class SharedMemoryArbiterTest {
+  @Test
+  void pagesArePartitionedDiv1AndChunksHandedOutRoundRobin() throws Exception {
+    try (TestSink sink = new TestSink(TestSink.Mode.LAZY, 4, 4096, 1 << 20)) {
+      SharedMemoryArbiter arbiter = sink.arbiter;
+      for (int i = 0; i < 4; i++) {
+        long chunk = arbiter.getNewChunk(1, i, (short) 0, BufferExhaustedPolicy.DROP);
+        assertTrue(ChunkHandle.isValid(chunk));
+        assertEquals(i, ChunkHandle.page(chunk));
+        assertEquals(PageLayout.DIV1, arbiter.abi().pageLayout(i));
+        assertEquals(i, arbiter.abi().chunkId(chunk));
+        assertEquals(1, arbiter.abi().writerId(chunk));
+      }
+      assertEquals(ChunkHandle.INVALID, arbiter.getNewChunk(1, 9, (short) 0, BufferExhaustedPolicy.DROP));
+    }
+  }
+
+  @Test
+  void returnedChunksAndPatchesAreBatchedIntoOneCommit() throws Exception {
+    try (TestSink sink = new TestSink(TestSink.Mode.LAZY, 4, 4096, 1 << 20)) {
+      SharedMemoryArbiter arbiter = sink.arbiter;
+      PatchList patches = new PatchList();
+      long a = arbiter.getNewChunk(3, 0, (short) 0, BufferExhaustedPolicy.DROP);
+      long b = arbiter.getNewChunk(3, 1, (short) 0, BufferExhaustedPolicy.DROP);
+      long seq1 = patches.annotate(7, 10);
+      long seq2 = patches.annotate(7, 20);
+      patches.annotate(8, 30); // stays unpatched
+      patches.fill(seq1, 5);
+      patches.fill(seq2, 300);
+      arbiter.returnCompletedChunk(a, 3, 2, patches);
+      arbiter.returnCompletedChunk(b, 3, 2, patches);
+      assertEquals(PageHeader.ALL_CHUNKS_COMPLETE & 3, arbiter.abi().headerBitmap(0) & 3, "COMPLETE");
+      CommitDataRequest req = CommitRequests.toProto(arbiter.drainTo(new CommitBatch()));
+      assertEquals(2, req.getChunksToMoveCount());
+      assertEquals(0, req.getChunksToMove(0).getPage());
+      assertEquals(1, req.getChunksToMove(1).getPage());
+      assertEquals(2, req.getChunksToMove(1).getTargetBuffer());
+      assertEquals(1, req.getChunksToPatchCount(), "two patches of chunk 7 in one ChunkToPatch");
+      CommitDataRequest.ChunkToPatch p = req.getChunksToPatch(0);
+      assertEquals(7, p.getChunkId());
+      assertEquals(3, p.getWriterId());
+      assertEquals(2, p.getPatchesCount());
+      assertEquals(20, p.getPatches(1).getOffset());
+      assertEquals("ac828000", java.util.HexFormat.of().formatHex(p.getPatches(1).getData().toByteArray()));
+      assertFalse(p.getHasMorePatches());
+      assertEquals(1, patches.size());
+      arbiter.notifyFlushComplete(42);
+      CommitDataRequest ack = CommitRequests.toProto(arbiter.drainTo(new CommitBatch()));
+      assertEquals(42, ack.getFlushRequestId());
+      assertEquals(0, ack.getChunksToMoveCount());
+    }
+  }
+
+  @Test
+  void stallThenDropWaitsABitThenDropsAtOnceUntilAChunkIsFree() throws Exception {
+    try (TestSink sink = new TestSink(TestSink.Mode.LAZY, 2, 4096, 1 << 20)) {
+      sink.arbiter.maxStallsBeforeDrop = 3;
+      TraceWriter writer = sink.newWriter(BufferExhaustedPolicy.STALL_THEN_DROP);
+      byte[] filler = new byte[100];
+      for (int i = 0; i < 200; i++) {
+        writer.newTracePacket().appendBytes(1, filler);
+      }
+      writer.finishTracePacket();
+      assertEquals(1, writer.dropEvents());
+      assertTrue(sink.arbiter.stalls() >= 3);
+      long stallsWhenDropping = sink.arbiter.stalls();
+      for (int i = 0; i < 50; i++) {
+        writer.newTracePacket().appendBytes(1, filler);
+      }
+      assertEquals(stallsWhenDropping, sink.arbiter.stalls(), "once dropping, no more waiting");
+      assertTrue(writer.droppedPackets() > 0);
+    }
+  }
+
+  @Test
+  void writerIdsAreUniqueUntilReleased() throws Exception {
+    try (TestSink sink = new TestSink(TestSink.Mode.LAZY, 1, 4096, 1 << 20)) {
+      SharedMemoryArbiter arbiter = sink.arbiter;
+      for (int id = 1; id <= ChunkHeader.MAX_WRITER_ID; id++) {
+        assertEquals(id, arbiter.acquireWriterId());
+      }
+      assertEquals(0, arbiter.acquireWriterId(), "all taken");
+      arbiter.releaseWriterId(77);
+      assertEquals(77, arbiter.acquireWriterId());
+    }
+  }
+
+  @Test
+  void stallWaitsForTheServiceAndStopsWaitingWhenDetached() throws Exception {
+    try (TestSink sink = new TestSink(TestSink.Mode.LAZY, 1, 4096, 1 << 20)) {
+      SharedMemoryArbiter arbiter = sink.arbiter;
+      long held = arbiter.getNewChunk(1, 0, (short) 0, BufferExhaustedPolicy.STALL);
+      CompletableFuture<Long> waiting = CompletableFuture.supplyAsync(
+          () -> arbiter.getNewChunk(2, 0, (short) 0, BufferExhaustedPolicy.STALL));
+      Thread.sleep(50);
+      assertFalse(waiting.isDone());
+      arbiter.returnCompletedChunk(held, 1, 1, new PatchList());
+      sink.drain(); // the service frees it: the stalled writer gets it
+      assertTrue(ChunkHandle.isValid(waiting.get(10, TimeUnit.SECONDS)));
+      CompletableFuture<Long> again = CompletableFuture.supplyAsync(
+          () -> arbiter.getNewChunk(3, 0, (short) 0, BufferExhaustedPolicy.STALL));
+      Thread.sleep(50);
+      assertFalse(again.isDone());
+      arbiter.detach();
+      assertEquals(ChunkHandle.INVALID, again.get(10, TimeUnit.SECONDS));
+      assertTrue(arbiter.stalls() > 0);
+    }
+  }
+
+  @Test
+  void defaultSocketPathFollowsUpstream() {
+    assertEquals("/x/p.sock", ProducerSockets.resolve("/x/p.sock", true));
+    assertEquals("/run/perfetto/traced-producer.sock", ProducerSockets.resolve(null, true));
+    assertEquals("/run/perfetto/traced-producer.sock", ProducerSockets.resolve("", true));
+    assertEquals("/tmp/perfetto-producer", ProducerSockets.resolve(null, false));
+  }
+}

@@ -1,0 +1,67 @@
+package org.jperfetto.producer.track;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import org.jperfetto.protos.DataSourceDescriptor;
+import org.jperfetto.protos.TrackEventCategory;
+import org.junit.jupiter.api.Test;
+
+/** TrackEvent without a session: the descriptor it registers, and calls that must stay no-ops. */
+class TrackEventTest {
+  @Test
+  void registersTrackEventWithItsCategoriesAndIncrementalStateClears() {
+    Category a = Category.described("a", "the a things", "slow");
+    Category b = Category.of("b");
+    TrackEvent te = TrackEvent.builder().categories(a, b).build();
+    DataSourceDescriptor d = te.dataSource().descriptor();
+    assertEquals("track_event", d.getName());
+    assertTrue(d.getHandlesIncrementalStateClear(), "the service sends clear_incremental_state only if asked");
+    assertEquals(List.of(
+        TrackEventCategory.newBuilder().setName("a").setDescription("the a things").addTags("slow").build(),
+        TrackEventCategory.newBuilder().setName("b").setDescription("").build()),
+        d.getTrackEventDescriptor().getAvailableCategoriesList());
+  }
+
+  @Test
+  void withoutASessionEveryCallIsANoOpAndScopesAreShared() {
+    Category a = Category.of("a");
+    TrackEvent te = TrackEvent.builder().categories(a).build();
+    assertFalse(a.isEnabled());
+    TrackEvent.Scope s1 = te.slice(a, "x");
+    TrackEvent.Scope s2 = te.slice(a, "y", "k", 1);
+    assertSame(s1, s2, "no allocation per scope");
+    s1.close();
+    te.instant(a, "i", ev -> {
+      throw new AssertionError("not called while disabled");
+    });
+    te.counter(a, Track.counter("c"), 1L);
+    te.flush();
+  }
+
+  @Test
+  void aCategoryBelongsToOneTrackEvent() {
+    Category a = Category.of("a");
+    TrackEvent.builder().categories(a).build();
+    assertThrows(IllegalStateException.class, () -> TrackEvent.builder().categories(a).build());
+    TrackEvent other = TrackEvent.builder().build();
+    assertThrows(IllegalArgumentException.class, () -> other.slice(a, "x"));
+  }
+
+  @Test
+  void dynamicCategoriesAreMadeOnceAndTracksHaveStableDistinctUuids() {
+    TrackEvent te = TrackEvent.builder().build();
+    Category d = te.dynamicCategory("dyn");
+    assertSame(d, te.dynamicCategory("dyn"));
+    assertTrue(te.categories().contains(d));
+    assertEquals(Track.named("q").uuid(), Track.named("q").uuid());
+    assertNotEquals(Track.named("q").uuid(), Track.named("q", 2).uuid());
+    assertNotEquals(Track.named("q").uuid(), Track.counter("q").uuid());
+    assertNotEquals(0, Track.named("").uuid());
+  }
+}
