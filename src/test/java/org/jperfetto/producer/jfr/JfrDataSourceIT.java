@@ -111,6 +111,41 @@ class JfrDataSourceIT {
   }
 
   @Test
+  void twoSessionsEachGetTheirOwnRecordingAndDrain() throws Exception {
+    int before = recordings();
+    TracingSession first = enable("groups=locks lock_threshold=1ms");
+    await("first instance", () -> ds.activeInstances() == 1);
+    TracingConsumer other = TracingConsumer.connect(dir.resolve("c.sock").toString());
+    try {
+      TracingSession second = other.enableTracing(TraceConfig.newBuilder()
+          .addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb(4 * 1024))
+          .addDataSources(TraceConfig.DataSource.newBuilder().setConfig(
+              DataSourceConfig.newBuilder().setName(JfrDataSource.NAME).setLegacyConfig("groups=locks lock_threshold=1ms")))
+          .build());
+      await("second instance", () -> ds.activeInstances() == 2);
+      assertEquals(before + 2, recordings(), "one RecordingStream per instance");
+      JvmWorkload w = new JvmWorkload();
+      w.park(1);
+      other.flush(Duration.ofSeconds(5), FlushFlags.NONE).get(10, TimeUnit.SECONDS);
+      consumer.flush(Duration.ofSeconds(5), FlushFlags.NONE).get(10, TimeUnit.SECONDS);
+      for (TracingConsumer c : List.of(consumer, other)) {
+        List<TracePacket> packets = new ArrayList<>();
+        c.readBuffers((slices, size) -> packets.add(TracePacket.parseFrom(ByteString.copyFrom(slices))))
+            .get(20, TimeUnit.SECONDS);
+        TraceSlices trace = new TraceSlices(packets);
+        assertEquals(1, trace.slices.stream().filter(s -> s.name().equals("Park") && trace.tidOf(s.track()) == w.parkerTid).count(),
+            "each session holds the park once");
+      }
+      other.disableTracing().get(20, TimeUnit.SECONDS);
+      assertTrue(second.disabled().get(20, TimeUnit.SECONDS).ok());
+    } finally {
+      other.close();
+    }
+    disable(first);
+    await("recordings closed", () -> recordings() == before);
+  }
+
+  @Test
   void aBadConfigIsRefusedAndStartsNoRecording() throws Exception {
     int before = recordings();
     TracingSession session = enable("groups=gc,heapdump");
