@@ -8,6 +8,8 @@
 module org.jperfetto {
   requires transitive com.google.protobuf;
   requires java.logging;
+  // jdk.jfr.consumer.RecordingStream: the jvm.jfr data source streams the JVM's own events.
+  requires jdk.jfr;
   // sun.misc.Signal: jperfetto stops a session cleanly on SIGINT/SIGTERM and keeps its exit code.
   requires jdk.unsupported;
 

@@ -90,7 +90,7 @@ class PackagingIT {
     Result r = run(Map.of(), image.resolve("bin/java").toString(), "--list-modules");
     assertEquals(0, r.exit(), r::toString);
     Set<String> names = r.stdout().lines().map(l -> l.replaceFirst("@.*", "")).collect(Collectors.toCollection(TreeSet::new));
-    assertEquals(new TreeSet<>(Set.of("com.google.protobuf", "java.base", "java.logging", "jdk.unsupported", "org.jperfetto")),
+    assertEquals(new TreeSet<>(Set.of("com.google.protobuf", "java.base", "java.logging", "jdk.jfr", "jdk.unsupported", "org.jperfetto")),
         names, r::toString);
     assertFalse(Files.exists(image.resolve("include")), "--no-header-files: include/ must be absent");
     assertFalse(Files.exists(image.resolve("man")), "--no-man-pages: man/ must be absent");

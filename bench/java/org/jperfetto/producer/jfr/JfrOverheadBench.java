@@ -1,0 +1,127 @@
+package org.jperfetto.producer.jfr;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import jdk.jfr.consumer.RecordingStream;
+import org.jperfetto.consumer.TracingConsumer;
+import org.jperfetto.consumer.TracingSession;
+import org.jperfetto.producer.TracingProducer;
+import org.jperfetto.protos.DataSourceConfig;
+import org.jperfetto.protos.TraceConfig;
+import org.jperfetto.service.ipc.ServiceHost;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Threads;
+import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.Blackhole;
+
+/**
+ * What the jvm.jfr data source costs an app: an allocation-heavy and a lock-heavy workload with no
+ * tracing ({@code none}), with a JFR RecordingStream of the same settings whose events are dropped
+ * ({@code jfr}), and with the bridge writing them into jtraced through a session ({@code bridge}).
+ * The workloads allocate by design; compare ns/op between modes.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(1)
+public class JfrOverheadBench {
+  /** The default groups, with locks at 1 ms so that the lock workload does produce events. */
+  static final String CONFIG = "groups=default lock_threshold=1ms";
+
+  @Param({"none", "jfr", "bridge"})
+  public String mode;
+
+  private RecordingStream stream;
+  private Path dir;
+  private ServiceHost host;
+  private TracingProducer producer;
+  private TracingConsumer consumer;
+  private final Object lock = new Object();
+  private long shared;
+  static volatile Object sink;
+
+  @Setup(Level.Trial)
+  public void setUp() throws Exception {
+    switch (mode) {
+      case "none" -> { }
+      case "jfr" -> {
+        stream = new RecordingStream();
+        stream.setSettings(JfrConfig.parse(CONFIG).settings());
+        stream.onEvent(e -> sink = e);
+        stream.startAsync();
+      }
+      case "bridge" -> {
+        dir = Files.createTempDirectory("jfr-bench");
+        String p = dir.resolve("p.sock").toString();
+        String c = dir.resolve("c.sock").toString();
+        host = ServiceHost.start(ServiceHost.Options.of(p, c));
+        producer = TracingProducer.builder("jfr-bench").socketPath(p).start();
+        var ds = JfrDataSource.register(producer);
+        if (!producer.awaitConnected(Duration.ofSeconds(10))) {
+          throw new IllegalStateException("producer did not connect");
+        }
+        consumer = TracingConsumer.connect(c);
+        TracingSession session = consumer.enableTracing(TraceConfig.newBuilder()
+            .addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb(64 * 1024)
+                .setFillPolicy(TraceConfig.BufferConfig.FillPolicy.RING_BUFFER))
+            .addDataSources(TraceConfig.DataSource.newBuilder().setConfig(
+                DataSourceConfig.newBuilder().setName(JfrDataSource.NAME).setLegacyConfig(CONFIG)))
+            .build());
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!ds.isEnabled() && System.nanoTime() < deadline) {
+          Thread.sleep(5);
+        }
+        if (!ds.isEnabled()) {
+          throw new IllegalStateException("jvm.jfr not enabled: " + session);
+        }
+      }
+      default -> throw new IllegalArgumentException("mode " + mode);
+    }
+  }
+
+  @TearDown(Level.Trial)
+  public void tearDown() throws Exception {
+    if (stream != null) {
+      stream.close();
+    }
+    if (consumer != null) {
+      consumer.disableTracing().get(20, TimeUnit.SECONDS);
+      consumer.close();
+      producer.close();
+      host.close();
+    }
+  }
+
+  /** 1000 short-lived 64-byte arrays: young collections every few milliseconds. */
+  @Benchmark
+  public void allocationHeavy(Blackhole bh) {
+    for (int i = 0; i < 1000; i++) {
+      bh.consume(new byte[64]);
+    }
+  }
+
+  /** Two threads take turns on one monitor around a little work. */
+  @Benchmark
+  @Threads(2)
+  public long lockHeavy() {
+    synchronized (lock) {
+      Blackhole.consumeCPU(200);
+      return ++shared;
+    }
+  }
+}

@@ -1,0 +1,121 @@
+package org.jperfetto.producer.jfr;
+
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import org.jperfetto.producer.BufferExhaustedPolicy;
+import org.jperfetto.producer.DataSource;
+import org.jperfetto.producer.DataSourceHandler;
+import org.jperfetto.producer.DataSourceInstance;
+import org.jperfetto.producer.TracingProducer;
+import org.jperfetto.protos.DataSourceDescriptor;
+
+/**
+ * The {@code jvm.jfr} data source: the JVM's own activity (GC, safepoints, JIT, locks, allocation,
+ * threads, virtual threads, class loading, CPU load) from JDK Flight Recorder, on the same thread
+ * tracks and time axis as the app's TrackEvents.
+ *
+ * <p>Opt in with one call before or after the producer connects:
+ * <pre>{@code
+ * TracingProducer producer = TracingProducer.builder("my-app").start();
+ * JfrDataSource.register(producer);
+ * }</pre>
+ * The TrackEvent API does not register it by itself: a JFR recording has a cost and is the app's
+ * choice. No JFR recording runs until a session enables {@code jvm.jfr}; each instance runs its own
+ * RecordingStream from setup/start to stop. The config is {@code DataSourceConfig.legacy_config}
+ * (see {@link JfrConfig}); a bad config is refused at setup with a logged error naming the problem,
+ * and that instance records nothing.
+ *
+ * <p>Flush and stop drain the stream first (see {@link JfrBridge}): a flush blocks the producer's
+ * thread until JFR's next flush (about a second, at most {@link #DRAIN_TIMEOUT}); a stop finishes
+ * asynchronously on its own thread.
+ */
+public final class JfrDataSource {
+  /** The data source name a session asks for. */
+  public static final String NAME = "jvm.jfr";
+  /** Longest a flush or stop waits for the stream to drain (under the service's 5 s timeouts). */
+  public static final Duration DRAIN_TIMEOUT = Duration.ofMillis(3000);
+
+  private static final Logger LOG = System.getLogger(JfrDataSource.class.getName());
+
+  private JfrDataSource() {}
+
+  /** A new {@code jvm.jfr} data source (register it with a {@link TracingProducer}). */
+  public static DataSource<JfrBridge> create() {
+    DataSourceDescriptor descriptor = DataSourceDescriptor.newBuilder()
+        .setName(NAME)
+        .setWillNotifyOnStop(true)
+        .build();
+    Handler handler = new Handler();
+    DataSource<JfrBridge> ds = DataSource.create(descriptor, handler, BufferExhaustedPolicy.STALL_THEN_DROP);
+    handler.dataSource = ds;
+    return ds;
+  }
+
+  /** Creates the data source and registers it with producer; returns it. */
+  public static DataSource<JfrBridge> register(TracingProducer producer) {
+    DataSource<JfrBridge> ds = create();
+    producer.register(ds);
+    return ds;
+  }
+
+  /** The instance's parsed config, or null if it was refused. */
+  public static JfrConfig configOf(DataSourceInstance<JfrBridge> instance) {
+    JfrBridge b = instance.state();
+    return b == null ? null : b.config();
+  }
+
+  private static final class Handler implements DataSourceHandler<JfrBridge> {
+    DataSource<JfrBridge> dataSource;
+
+    @Override
+    public JfrBridge onSetup(DataSourceInstance<JfrBridge> instance) {
+      try {
+        return new JfrBridge(JfrConfig.parse(instance.config().getLegacyConfig()), dataSource, instance);
+      } catch (IllegalArgumentException e) {
+        LOG.log(Level.ERROR, "jvm.jfr: instance " + instance.instanceId() + " refused: " + e.getMessage());
+        return null;
+      }
+    }
+
+    @Override
+    public void onStart(DataSourceInstance<JfrBridge> instance) {
+      JfrBridge b = instance.state();
+      if (b != null) {
+        b.start();
+      }
+    }
+
+    @Override
+    public void onFlush(DataSourceInstance<JfrBridge> instance) {
+      JfrBridge b = instance.state();
+      if (b == null) {
+        return;
+      }
+      try {
+        if (!b.flush(DRAIN_TIMEOUT)) {
+          LOG.log(Level.WARNING, "jvm.jfr: flush of instance " + instance.instanceId()
+              + " acknowledged before JFR drained (" + DRAIN_TIMEOUT.toMillis() + " ms)");
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+
+    @Override
+    public void onStop(DataSourceInstance<JfrBridge> instance, StopHandle stop) {
+      JfrBridge b = instance.state();
+      if (b == null) {
+        stop.done();
+        return;
+      }
+      Thread.ofPlatform().daemon().name("jvm.jfr stop " + instance.instanceId()).start(() -> {
+        try {
+          b.stop(DRAIN_TIMEOUT);
+        } finally {
+          stop.done();
+        }
+      });
+    }
+  }
+}

@@ -1,0 +1,159 @@
+package org.jperfetto.producer.jfr;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.protobuf.ByteString;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import jdk.jfr.FlightRecorder;
+import org.jperfetto.consumer.FlushFlags;
+import org.jperfetto.consumer.TracingConsumer;
+import org.jperfetto.consumer.TracingDisabled;
+import org.jperfetto.consumer.TracingSession;
+import org.jperfetto.producer.DataSource;
+import org.jperfetto.producer.TracingProducer;
+import org.jperfetto.protos.DataSourceConfig;
+import org.jperfetto.protos.TraceConfig;
+import org.jperfetto.protos.TracePacket;
+import org.jperfetto.service.ipc.ServiceHost;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The data source's lifecycle in this JVM through jtraced's sockets: when JFR runs, refusals, flush. */
+@Timeout(60)
+class JfrDataSourceIT {
+  @TempDir Path dir;
+  ServiceHost host;
+  TracingProducer producer;
+  TracingConsumer consumer;
+  DataSource<JfrBridge> ds;
+
+  @BeforeEach
+  void start() throws Exception {
+    String p = dir.resolve("p.sock").toString();
+    String c = dir.resolve("c.sock").toString();
+    host = ServiceHost.start(ServiceHost.Options.of(p, c));
+    producer = TracingProducer.builder("jfr-it").socketPath(p).start();
+    ds = JfrDataSource.register(producer);
+    assertTrue(producer.awaitConnected(Duration.ofSeconds(10)));
+    consumer = TracingConsumer.connect(c);
+  }
+
+  @AfterEach
+  void stop() {
+    consumer.close();
+    producer.close();
+    host.close();
+  }
+
+  static int recordings() {
+    return FlightRecorder.isInitialized() ? FlightRecorder.getFlightRecorder().getRecordings().size() : 0;
+  }
+
+  TracingSession enable(String legacyConfig) {
+    return consumer.enableTracing(TraceConfig.newBuilder()
+        .addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb(8 * 1024))
+        .addDataSources(TraceConfig.DataSource.newBuilder().setConfig(
+            DataSourceConfig.newBuilder().setName(JfrDataSource.NAME).setLegacyConfig(legacyConfig)))
+        .build());
+  }
+
+  void disable(TracingSession session) throws Exception {
+    consumer.disableTracing().get(20, TimeUnit.SECONDS);
+    TracingDisabled d = session.disabled().get(20, TimeUnit.SECONDS);
+    assertTrue(d.ok(), d.error());
+  }
+
+  List<TracePacket> read() throws Exception {
+    List<TracePacket> out = new ArrayList<>();
+    consumer.readBuffers((slices, size) -> out.add(TracePacket.parseFrom(ByteString.copyFrom(slices))))
+        .get(20, TimeUnit.SECONDS);
+    return out;
+  }
+
+  static void await(String what, BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (!condition.getAsBoolean()) {
+      assertTrue(System.nanoTime() < deadline, "timed out waiting for " + what);
+      Thread.sleep(5);
+    }
+  }
+
+  @Test
+  void jfrRunsOnlyWhileEnabledAndFlushDrainsIt() throws Exception {
+    int before = recordings();
+    Thread.sleep(200);
+    assertEquals(before, recordings(), "registered but not enabled: no recording");
+    TracingSession session = enable("groups=locks,gc lock_threshold=1ms");
+    await("jvm.jfr enabled", ds::isEnabled);
+    assertEquals(before + 1, recordings(), "one RecordingStream while enabled");
+
+    JvmWorkload w = new JvmWorkload();
+    w.park(1);
+    // Right after the park: JFR has it in a thread buffer, not yet flushed to the stream.
+    consumer.flush(Duration.ofSeconds(5), FlushFlags.NONE).get(10, TimeUnit.SECONDS);
+    TraceSlices trace = new TraceSlices(read());
+    long parks = trace.slices.stream().filter(s -> s.name().equals("Park") && trace.tidOf(s.track()) == w.parkerTid).count();
+    assertEquals(1, parks, "the park is in the trace once the flush is acknowledged");
+
+    disable(session);
+    await("jvm.jfr stopped", () -> !ds.isEnabled());
+    await("recording closed", () -> recordings() == before);
+  }
+
+  @Test
+  void twoSessionsEachGetTheirOwnRecordingAndDrain() throws Exception {
+    int before = recordings();
+    TracingSession first = enable("groups=locks lock_threshold=1ms");
+    await("first instance", () -> ds.activeInstances() == 1);
+    TracingConsumer other = TracingConsumer.connect(dir.resolve("c.sock").toString());
+    try {
+      TracingSession second = other.enableTracing(TraceConfig.newBuilder()
+          .addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb(4 * 1024))
+          .addDataSources(TraceConfig.DataSource.newBuilder().setConfig(
+              DataSourceConfig.newBuilder().setName(JfrDataSource.NAME).setLegacyConfig("groups=locks lock_threshold=1ms")))
+          .build());
+      await("second instance", () -> ds.activeInstances() == 2);
+      assertEquals(before + 2, recordings(), "one RecordingStream per instance");
+      JvmWorkload w = new JvmWorkload();
+      w.park(1);
+      other.flush(Duration.ofSeconds(5), FlushFlags.NONE).get(10, TimeUnit.SECONDS);
+      consumer.flush(Duration.ofSeconds(5), FlushFlags.NONE).get(10, TimeUnit.SECONDS);
+      for (TracingConsumer c : List.of(consumer, other)) {
+        List<TracePacket> packets = new ArrayList<>();
+        c.readBuffers((slices, size) -> packets.add(TracePacket.parseFrom(ByteString.copyFrom(slices))))
+            .get(20, TimeUnit.SECONDS);
+        TraceSlices trace = new TraceSlices(packets);
+        assertEquals(1, trace.slices.stream().filter(s -> s.name().equals("Park") && trace.tidOf(s.track()) == w.parkerTid).count(),
+            "each session holds the park once");
+      }
+      other.disableTracing().get(20, TimeUnit.SECONDS);
+      assertTrue(second.disabled().get(20, TimeUnit.SECONDS).ok());
+    } finally {
+      other.close();
+    }
+    disable(first);
+    await("recordings closed", () -> recordings() == before);
+  }
+
+  @Test
+  void aBadConfigIsRefusedAndStartsNoRecording() throws Exception {
+    int before = recordings();
+    TracingSession session = enable("groups=gc,heapdump");
+    await("jvm.jfr instance started", ds::isEnabled);
+    Thread.sleep(100);
+    assertEquals(before, recordings(), "refused: no recording");
+    ds.trace(ctx -> assertNull(ctx.state(), "refused instance has no bridge"));
+    disable(session);
+    assertTrue(read().stream().noneMatch(TracePacket::hasTrackEvent));
+  }
+}
