@@ -19,5 +19,7 @@ module org.jperfetto {
   // The producer library: connection, data sources, TraceWriter; and the TrackEvent API on it.
   exports org.jperfetto.producer;
   exports org.jperfetto.producer.track;
+  // The jvm.jfr data source: JDK Flight Recorder events on the trace's thread tracks.
+  exports org.jperfetto.producer.jfr;
   exports org.jperfetto.service;
 }
