@@ -62,6 +62,11 @@ final class ServicePackets {
     return packet().setTraceUuid(TraceUuid.newBuilder().setMsb(msb).setLsb(lsb)).build().toByteArray();
   }
 
+  /** Which sequences wrote into each of the session's buffers (trace_provenance, as upstream). */
+  byte[] traceProvenance(org.jperfetto.protos.TraceProvenance provenance) {
+    return timestamped(clocks.now()).setTraceProvenance(provenance).build().toByteArray();
+  }
+
   byte[] clockSnapshot(List<ClockSource.Reading> readings) {
     ClockSnapshot.Builder cs = ClockSnapshot.newBuilder();
     for (ClockSource.Reading r : readings) {

@@ -860,6 +860,7 @@ public final class TracingService {
     }
     if (!s.didEmitInitialPackets) {
       batch.addPacket(servicePackets.traceUuid(s.uuidMsb, s.uuidLsb));
+      batch.addPacket(servicePackets.traceProvenance(provenance(s)));
       if (!builtin.disableSystemInfo) {
         batch.addPacket(servicePackets.systemInfo());
       }
@@ -895,6 +896,20 @@ public final class TracingService {
       s.shouldEmitStats = false;
     }
     out.onTraceData(batch.take(), false);
+  }
+
+  /** Per buffer of the session, the sequences (trusted id, producer) that have written into it. */
+  private org.jperfetto.protos.TraceProvenance provenance(TracingSession s) {
+    org.jperfetto.protos.TraceProvenance.Builder p = org.jperfetto.protos.TraceProvenance.newBuilder();
+    for (int id : s.bufferIds) {
+      org.jperfetto.protos.TraceProvenance.Buffer.Builder b = p.addBuffersBuilder();
+      TraceBuffer buf = buffers.get(id);
+      if (buf != null) {
+        buf.forEachWriter((producer, writer) -> b.addSequences(org.jperfetto.protos.TraceProvenance.Sequence
+            .newBuilder().setId(s.sequenceIdFor(producer, writer)).setProducerId(producer)));
+      }
+    }
+    return p.build();
   }
 
   /** Where a read goes: the consumer, a compressor, or the trace file. */

@@ -76,6 +76,14 @@ class DemoIT {
     assertTrue(t.servicePackets.stream().anyMatch(TracePacket::hasClockSnapshot), "the service's clock snapshot");
     assertTrue(t.threadNames().containsAll(THREADS), t.threadNames().toString());
     assertWorkloadShape(t);
+    // trace_provenance lists every sequence that wrote events into the buffer, as upstream's does.
+    java.util.Set<Integer> listed = trace.getPacketList().stream().filter(TracePacket::hasTraceProvenance)
+        .flatMap(p -> p.getTraceProvenance().getBuffersList().stream())
+        .flatMap(b -> b.getSequencesList().stream()).map(sq -> sq.getId()).collect(java.util.stream.Collectors.toSet());
+    java.util.Set<Integer> writers = trace.getPacketList().stream().filter(TracePacket::hasTrackEvent)
+        .map(TracePacket::getTrustedPacketSequenceId).collect(java.util.stream.Collectors.toSet());
+    assertFalse(writers.isEmpty());
+    assertTrue(listed.containsAll(writers), "provenance " + listed + " lists the writers " + writers);
 
     // Everything the demo shows beyond plain slices.
     Set<String> everyPath = Set.of(DemoWorkload.PATHS);

@@ -51,7 +51,24 @@ class EmbeddedJtracedIT {
     assertTrue(trace.getPacketList().stream().anyMatch(p -> p.hasServiceEvent()
         && p.getServiceEvent().getTracingDisabled()), "tracing_disabled service event");
     assertTrue(trace.getPacketList().stream().anyMatch(TracePacket::hasTraceStats), "trace_stats");
+    // The service writes the same kinds of packets as upstream traced v58 does (its own sequence, 1).
+    java.util.Set<String> ours = serviceKinds(trace);
+    java.util.Set<String> upstream = serviceKinds(Trace.parseFrom(Files.readAllBytes(Path.of(
+        System.getProperty("jperfetto.shared"), "interop", "v58producer_v58traced", "trace.pftrace"))));
+    assertTrue(ours.containsAll(upstream), "upstream's service packets " + upstream + ", ours " + ours);
     assertFalse(Files.exists(consumer), "the embedded service removed its consumer socket");
     assertFalse(Files.exists(producer), "and its producer socket");
+  }
+
+  /** Top-level fields of the service's own packets, trusted header fields and timestamps aside. */
+  private static java.util.Set<String> serviceKinds(Trace trace) {
+    java.util.Set<String> kinds = new java.util.TreeSet<>();
+    for (TracePacket p : trace.getPacketList()) {
+      if (p.getTrustedPacketSequenceId() == 1) {
+        p.getAllFields().keySet().stream().map(com.google.protobuf.Descriptors.FieldDescriptor::getName)
+            .filter(n -> !n.startsWith("trusted_") && !n.equals("timestamp")).forEach(kinds::add);
+      }
+    }
+    return kinds;
   }
 }

@@ -47,6 +47,12 @@ import org.jperfetto.abi.PacketFragments;
  * over from the first sequence (packets already returned are not returned again).
  */
 public final class TraceBuffer implements AutoCloseable {
+  /** Receives the writers of a buffer, see {@link #forEachWriter}. */
+  @FunctionalInterface
+  public interface WriterVisitor {
+    void visit(int producerId, int writerId);
+  }
+
   /** Buffer sizes are whole 4 KiB pages, as upstream requires. */
   public static final long PAGE_SIZE = 4096;
 
@@ -778,6 +784,17 @@ public final class TraceBuffer implements AutoCloseable {
   /** Number of chunks held (read or not). */
   public int chunkCount() {
     return chunks.liveCount();
+  }
+
+  /**
+   * Every {producer, writer} sequence that has written into this buffer, in (producer, writer)
+   * order: what the trace's provenance packet lists per buffer.
+   */
+  public void forEachWriter(WriterVisitor visitor) {
+    for (int i = 0; i < sequences.count(); i++) {
+      Sequence seq = sequences.at(i);
+      visitor.visit(seq.producerId, seq.writerId);
+    }
   }
 
   /** Frees the memory. Packets read before must not be used after this. Idempotent. */
