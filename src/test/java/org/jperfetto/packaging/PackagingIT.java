@@ -214,6 +214,21 @@ class PackagingIT {
     }
   }
 
+  @Test
+  void jperfettoLauncherRecordsTheDemoThroughItsInProcessService() throws Exception {
+    assumeCliMain("Jperfetto");
+    Map<String, String> env = Map.of("PERFETTO_PRODUCER_SOCK_NAME", work.resolve("demo-p.sock").toString(),
+        "PERFETTO_CONSUMER_SOCK_NAME", work.resolve("demo-c.sock").toString());
+    Path trace = work.resolve("demo.perfetto-trace");
+    Result demo = run(env, image.resolve("bin/jperfetto").toString(), "demo", "-t", "1s", "-o", trace.toString());
+    assertEquals(0, demo.exit(), demo::toString);
+    assertFalse(demo.stderr().contains("WARNING"), demo::toString);
+    assertTrue(demo.stderr().contains("started an in-process jtraced"), demo::toString);
+    org.jperfetto.protos.Trace parsed = org.jperfetto.protos.Trace.parseFrom(Files.readAllBytes(trace));
+    assertTrue(parsed.getPacketList().stream().anyMatch(org.jperfetto.protos.TracePacket::hasTrackEvent),
+        "the demo workload's track events, recorded through the image's launcher");
+  }
+
   record Result(int exit, String stdout, String stderr) {}
 
   private static Result run(Map<String, String> env, String... command) throws IOException, InterruptedException {
