@@ -235,6 +235,11 @@ public final class TracingService {
       return "data source with an empty name: producer=" + p.id;
     }
     for (RegisteredDataSource r : dataSources) {
+      if (r.producerId() == p.id && r.descriptor().getName().equals(d.getName())
+          && r.descriptor().getId() == d.getId()) {
+        // The same data source again would start two instances of it in every session.
+        return "data source \"" + d.getName() + "\" is already registered: producer=" + p.id;
+      }
       if (r.producerId() == p.id && d.getId() != 0 && r.descriptor().getId() == d.getId()) {
         return "data source \"" + d.getName() + "\" has the id " + d.getId()
             + " of data source \"" + r.descriptor().getName() + "\" already registered: producer=" + p.id;

@@ -283,6 +283,23 @@ class TracingServiceTest {
   }
 
   @Test
+  void aProducerCannotRegisterTheSameDataSourceTwice() {
+    TestConsumer consumer = new TestConsumer().connect(service, 1000);
+    TestProducer p = new TestProducer().connect(service, "twice", 1, 1);
+    DataSourceDescriptor test = DataSourceDescriptor.newBuilder().setName("test").build();
+    assertEquals("", p.endpoint.registerDataSource(test));
+    String error = p.endpoint.registerDataSource(test);
+    assertTrue(error.contains("already registered") && error.contains("\"test\""), error);
+    // Another name, or the same name from another producer, is fine.
+    assertEquals("", p.endpoint.registerDataSource(DataSourceDescriptor.newBuilder().setName("other").build()));
+    TestProducer q = new TestProducer().connect(service, "second", 1, 2);
+    assertEquals("", q.endpoint.registerDataSource(test));
+    consumer.enable(config(64, TraceConfig.BufferConfig.FillPolicy.RING_BUFFER, "test"));
+    assertEquals(1, p.setups.size(), "one instance for the producer, not one per registration");
+    assertEquals(1, q.setups.size());
+  }
+
+  @Test
   void stopWaitsForNotifyingDataSourcesUpToTheTimeout() {
     TestConsumer consumer = new TestConsumer().connect(service, 1000);
     TestProducer p = new TestProducer().connect(service, "slow", 1, 1);
