@@ -1,8 +1,8 @@
 package org.jperfetto.consumer;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
+import org.jperfetto.ipc.DefaultSockets;
 
 /**
  * Where the tracing service's consumer socket is, by upstream's rules: the environment variable
@@ -11,13 +11,13 @@ import java.util.Map;
  */
 public final class ConsumerSockets {
   /** The environment variable that names the consumer socket. */
-  public static final String ENV = "PERFETTO_CONSUMER_SOCK_NAME";
+  public static final String ENV = DefaultSockets.CONSUMER_ENV;
   /** The directory used when it exists and is searchable. */
-  public static final String RUN_DIR = "/run/perfetto/";
+  public static final String RUN_DIR = DefaultSockets.RUN_DIR;
   /** The socket inside {@link #RUN_DIR}. */
-  public static final String RUN_SOCKET = "/run/perfetto/traced-consumer.sock";
+  public static final String RUN_SOCKET = DefaultSockets.RUN_CONSUMER;
   /** The fallback socket. */
-  public static final String TMP_SOCKET = "/tmp/perfetto-consumer";
+  public static final String TMP_SOCKET = DefaultSockets.TMP_CONSUMER;
 
   private ConsumerSockets() {}
 
@@ -28,10 +28,6 @@ public final class ConsumerSockets {
 
   /** The consumer socket given {@code env} and the run directory to probe (for tests). */
   static String resolve(Map<String, String> env, Path runDir) {
-    String name = env.get(ENV);
-    if (name != null) {
-      return name;
-    }
-    return Files.isDirectory(runDir) && Files.isExecutable(runDir) ? RUN_SOCKET : TMP_SOCKET;
+    return DefaultSockets.consumer(env.get(ENV), runDir);
   }
 }

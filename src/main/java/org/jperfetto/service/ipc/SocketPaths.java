@@ -1,23 +1,23 @@
 package org.jperfetto.service.ipc;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.jperfetto.ipc.DefaultSockets;
 
 /**
  * Where jtraced listens unless told otherwise, as upstream decides it: the environment
  * variables, else /run/perfetto/ when that directory is accessible, else /tmp.
  */
 public final class SocketPaths {
-  public static final String PRODUCER_ENV = "PERFETTO_PRODUCER_SOCK_NAME";
-  public static final String CONSUMER_ENV = "PERFETTO_CONSUMER_SOCK_NAME";
-  public static final String RUN_DIR = "/run/perfetto/";
-  public static final String RUN_PRODUCER = "/run/perfetto/traced-producer.sock";
-  public static final String RUN_CONSUMER = "/run/perfetto/traced-consumer.sock";
-  public static final String TMP_PRODUCER = "/tmp/perfetto-producer";
-  public static final String TMP_CONSUMER = "/tmp/perfetto-consumer";
+  public static final String PRODUCER_ENV = DefaultSockets.PRODUCER_ENV;
+  public static final String CONSUMER_ENV = DefaultSockets.CONSUMER_ENV;
+  public static final String RUN_DIR = DefaultSockets.RUN_DIR;
+  public static final String RUN_PRODUCER = DefaultSockets.RUN_PRODUCER;
+  public static final String RUN_CONSUMER = DefaultSockets.RUN_CONSUMER;
+  public static final String TMP_PRODUCER = DefaultSockets.TMP_PRODUCER;
+  public static final String TMP_CONSUMER = DefaultSockets.TMP_CONSUMER;
 
   private SocketPaths() {}
 
@@ -31,17 +31,11 @@ public final class SocketPaths {
   }
 
   static String producer(Map<String, String> env, Path runDir) {
-    String name = env.get(PRODUCER_ENV);
-    return name != null ? name : useRunDir(runDir) ? RUN_PRODUCER : TMP_PRODUCER;
+    return DefaultSockets.producer(env.get(PRODUCER_ENV), runDir);
   }
 
   static String consumer(Map<String, String> env, Path runDir) {
-    String name = env.get(CONSUMER_ENV);
-    return name != null ? name : useRunDir(runDir) ? RUN_CONSUMER : TMP_CONSUMER;
-  }
-
-  private static boolean useRunDir(Path runDir) {
-    return Files.isDirectory(runDir) && Files.isExecutable(runDir);
+    return DefaultSockets.consumer(env.get(CONSUMER_ENV), runDir);
   }
 
   /** Splits a comma-separated socket list; empty entries are dropped. */
