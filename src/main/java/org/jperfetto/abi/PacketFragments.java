@@ -27,6 +27,9 @@ public final class PacketFragments {
   /** {@link #decodeSize} result: the varint has more than 4 bytes. */
   public static final long TOO_LONG = -2;
 
+  private static final ValueLayout.OfInt INT_LE =
+      ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
+
   private PacketFragments() {}
 
   /** Writes {@code size} as a redundant 4-byte varint at {@code offset}. */
@@ -34,15 +37,19 @@ public final class PacketFragments {
     if (size < 0 || size > MAX_SIZE) {
       throw new IllegalArgumentException("fragment size out of range: " + size);
     }
-    int v = size;
-    for (int i = 0; i < SIZE_FIELD_BYTES; i++) {
-      int b = v & 0x7F;
-      if (i < SIZE_FIELD_BYTES - 1) {
-        b |= 0x80;
-      }
-      segment.set(ValueLayout.JAVA_BYTE, offset + i, (byte) b);
-      v >>>= 7;
-    }
+    segment.set(INT_LE, offset, redundantSize(size));
+  }
+
+  /**
+   * The 4 bytes of the redundant varint of {@code size} (0..{@link #MAX_SIZE}), packed
+   * little-endian into an int, byte 0 lowest: continuation bit set on bytes 0-2, e.g. 1 becomes
+   * 81 80 80 00. One store writes the whole size field.
+   */
+  public static int redundantSize(int size) {
+    return (0x80 | (size & 0x7F))
+        | (0x80 | ((size >>> 7) & 0x7F)) << 8
+        | (0x80 | ((size >>> 14) & 0x7F)) << 16
+        | ((size >>> 21) & 0x7F) << 24;
   }
 
   /** True if a fragment of {@code size} bytes may have its size field compacted to one byte. */

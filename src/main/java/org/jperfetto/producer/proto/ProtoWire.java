@@ -3,6 +3,7 @@ package org.jperfetto.producer.proto;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
+import org.jperfetto.abi.PacketFragments;
 
 /**
  * Protobuf wire-format constants and helpers shared by the streaming writer: tags, zigzag, varint
@@ -83,9 +84,6 @@ public final class ProtoWire {
 
   /** The 4 bytes of the redundant varint of value, packed little-endian into an int (byte 0 lowest). */
   public static int redundantVarInt(int value) {
-    return (0x80 | (value & 0x7F))
-        | (0x80 | ((value >>> 7) & 0x7F)) << 8
-        | (0x80 | ((value >>> 14) & 0x7F)) << 16
-        | ((value >>> 21) & 0x7F) << 24;
+    return PacketFragments.redundantSize(value);
   }
 }
