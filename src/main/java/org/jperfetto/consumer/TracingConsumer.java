@@ -215,7 +215,7 @@ public final class TracingConsumer implements AutoCloseable {
     CompletableFuture<Long> result = new CompletableFuture<>();
     port.invokeStreaming("ReadBuffers", ReadBuffersRequest.getDefaultInstance().toByteString(), -1,
         reply -> {
-          closeFd(reply);
+          Fds.closeQuietly(reply.fd());
           if (sinkFailure[0] != null) {
             return;
           }
@@ -282,7 +282,7 @@ public final class TracingConsumer implements AutoCloseable {
     return port.invokeStreaming("QueryServiceState",
         QueryServiceStateRequest.newBuilder().setSessionsOnly(sessionsOnly).build().toByteString(), -1,
         reply -> {
-          closeFd(reply);
+          Fds.closeQuietly(reply.fd());
           try {
             merged.mergeFrom(QueryServiceStateResponse.parseFrom(reply.bytes()).getServiceState());
           } catch (InvalidProtocolBufferException e) {
@@ -310,7 +310,7 @@ public final class TracingConsumer implements AutoCloseable {
       Consumer<ObservableEvents> listener) {
     ObserveEventsRequest request = ObserveEventsRequest.newBuilder().addAllEventsToObserve(types).build();
     return port.invokeStreaming("ObserveEvents", request.toByteString(), -1, reply -> {
-      closeFd(reply);
+      Fds.closeQuietly(reply.fd());
       if (!reply.hasMore()) {
         return; // the empty reply that closes the stream
       }
@@ -356,18 +356,12 @@ public final class TracingConsumer implements AutoCloseable {
   }
 
   private <T> T parse(Reply reply, Parser<T> parser) {
-    closeFd(reply);
+    Fds.closeQuietly(reply.fd());
     try {
       return parser.parse(reply.bytes());
     } catch (InvalidProtocolBufferException e) {
       throw new CompletionException(
           new IOException("undecodable reply from " + socketPath + ": " + e.getMessage(), e));
-    }
-  }
-
-  private static void closeFd(Reply reply) {
-    if (reply.fd() >= 0) {
-      Fds.closeQuietly(reply.fd());
     }
   }
 

@@ -131,7 +131,7 @@ public final class IpcClient implements AutoCloseable {
     CompletableFuture<Reply> future = new CompletableFuture<>();
     int methodId = service.methodId(method);
     if (methodId == 0) {
-      closeFd(fd);
+      Fds.closeQuietly(fd);
       future.completeExceptionally(methodNotFound(service, method));
       return future;
     }
@@ -148,7 +148,7 @@ public final class IpcClient implements AutoCloseable {
   void invokeNoReply(BoundService service, String method, ByteString args, int fd) throws IpcException {
     int methodId = service.methodId(method);
     if (methodId == 0) {
-      closeFd(fd);
+      Fds.closeQuietly(fd);
       throw methodNotFound(service, method);
     }
     long requestId = lastRequestId.incrementAndGet();
@@ -177,7 +177,7 @@ public final class IpcClient implements AutoCloseable {
   private IpcException send(IPCFrame frame, int fd) {
     synchronized (sendLock) {
       if (closed) {
-        closeFd(fd);
+        Fds.closeQuietly(fd);
         return new IpcException(IpcException.Kind.CONNECTION_LOST, "not connected to " + address);
       }
       try {
@@ -274,19 +274,19 @@ public final class IpcClient implements AutoCloseable {
     Pending request = pending.get(requestId);
     if (request == null) {
       LOG.log(Level.DEBUG, () -> "reply for unknown request_id=" + requestId + " from " + address);
-      closeFd(fd);
+      Fds.closeQuietly(fd);
       return;
     }
     switch (request) {
       case PendingBind bind when frame.hasMsgBindServiceReply() -> {
-        closeFd(fd);
+        Fds.closeQuietly(fd);
         pending.remove(requestId);
         completeBind(bind, frame.getMsgBindServiceReply());
       }
       case PendingCall call when frame.hasMsgInvokeMethodReply() ->
           onInvokeReply(requestId, call, frame.getMsgInvokeMethodReply(), fd);
       default -> {
-        closeFd(fd);
+        Fds.closeQuietly(fd);
         pending.remove(requestId);
         String error = frame.hasMsgRequestError() ? "host error: " + frame.getMsgRequestError().getError()
             : "unexpected " + frame.getMsgCase() + " in answer to request_id=" + requestId;
@@ -312,7 +312,7 @@ public final class IpcClient implements AutoCloseable {
 
   private void onInvokeReply(long requestId, PendingCall call, IPCFrame.InvokeMethodReply reply, int fd) {
     if (!reply.getSuccess()) {
-      closeFd(fd);
+      Fds.closeQuietly(fd);
       pending.remove(requestId);
       call.future().completeExceptionally(new IpcException(IpcException.Kind.REQUEST_FAILED,
           call.what() + " failed on the host (request_id=" + requestId + ")"));
@@ -326,7 +326,7 @@ public final class IpcClient implements AutoCloseable {
         LOG.log(Level.ERROR, "reply listener of " + call.what() + " failed", e);
       }
     } else if (result.hasMore()) {
-      closeFd(fd); // a plain invoke only wants the final reply
+      Fds.closeQuietly(fd); // a plain invoke only wants the final reply
     }
     if (!result.hasMore()) {
       pending.remove(requestId);
@@ -364,12 +364,6 @@ public final class IpcClient implements AutoCloseable {
       listener.onDisconnected(cause);
     } catch (RuntimeException e) {
       LOG.log(Level.ERROR, "connection listener failed", e);
-    }
-  }
-
-  private static void closeFd(int fd) {
-    if (fd >= 0) {
-      Fds.closeQuietly(fd);
     }
   }
 

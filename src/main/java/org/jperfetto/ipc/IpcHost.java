@@ -254,13 +254,13 @@ public final class IpcHost implements AutoCloseable {
       }
       switch (frame.getMsgCase()) {
         case MSG_BIND_SERVICE -> {
-          closeFd(fd);
+          Fds.closeQuietly(fd);
           onBindService(frame);
         }
         case MSG_INVOKE_METHOD -> onInvokeMethod(frame, fd);
-        case SET_PEER_IDENTITY -> closeFd(fd); // AF_UNIX: the kernel's credentials stand
+        case SET_PEER_IDENTITY -> Fds.closeQuietly(fd); // AF_UNIX: the kernel's credentials stand
         default -> {
-          closeFd(fd);
+          Fds.closeQuietly(fd);
           rejectedRequests++;
           send(IPCFrame.newBuilder().setRequestId(frame.getRequestId())
               .setMsgRequestError(IPCFrame.RequestError.newBuilder().setError("unknown request"))
@@ -306,7 +306,7 @@ public final class IpcHost implements AutoCloseable {
       ServiceDefinition service = serviceId >= 1 && serviceId <= services.size()
           ? services.get(serviceId - 1) : null;
       if (service == null || methodId < 1 || methodId > service.methods().size()) {
-        closeFd(fd);
+        Fds.closeQuietly(fd);
         rejectedRequests++;
         LOG.log(Level.DEBUG, () -> "client " + client.clientId() + " invoked unknown method: service_id="
             + serviceId + " method_id=" + methodId);
@@ -350,7 +350,7 @@ public final class IpcHost implements AutoCloseable {
 
     private void send(IPCFrame frame, int fd) {
       if (closed) {
-        closeFd(fd);
+        Fds.closeQuietly(fd);
         return;
       }
       if (!out.append(frame, fd)) {
@@ -414,12 +414,6 @@ public final class IpcHost implements AutoCloseable {
       }
     }
     return -1;
-  }
-
-  private static void closeFd(int fd) {
-    if (fd >= 0) {
-      Fds.closeQuietly(fd);
-    }
   }
 
   /** Disconnects every client, stops the loop and closes the listening socket. Idempotent. */

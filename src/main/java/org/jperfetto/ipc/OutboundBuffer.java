@@ -56,18 +56,18 @@ final class OutboundBuffer implements AutoCloseable {
    */
   boolean append(IPCFrame frame, int fd) {
     if (arena == null) {
-      closeFd(fd);
+      Fds.closeQuietly(fd);
       return false;
     }
     int size;
     try {
       size = Frames.HEADER_SIZE + Frames.checkedPayloadSize(frame);
     } catch (IllegalArgumentException e) {
-      closeFd(fd);
+      Fds.closeQuietly(fd);
       throw e;
     }
     if (!ensureRoom(size)) {
-      closeFd(fd);
+      Fds.closeQuietly(fd);
       return false;
     }
     view.limit(view.capacity()).position((int) tail);
@@ -95,7 +95,7 @@ final class OutboundBuffer implements AutoCloseable {
           return false;
         }
         fdMarks.poll();
-        closeFd(mark.fd); // the kernel holds its own reference now
+        Fds.closeQuietly(mark.fd); // the kernel holds its own reference now
       } else {
         long end = mark != null ? mark.start : tail;
         n = socket.send(buf, head, end - head, -1);
@@ -168,17 +168,11 @@ final class OutboundBuffer implements AutoCloseable {
     view = buf.asByteBuffer();
   }
 
-  private static void closeFd(int fd) {
-    if (fd >= 0) {
-      Fds.closeQuietly(fd);
-    }
-  }
-
   /** Drops what is queued, closing the fds not sent. Idempotent. */
   @Override
   public void close() {
     for (FdMark mark; (mark = fdMarks.poll()) != null; ) {
-      closeFd(mark.fd);
+      Fds.closeQuietly(mark.fd);
     }
     head = 0;
     tail = 0;

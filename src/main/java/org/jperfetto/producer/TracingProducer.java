@@ -331,12 +331,12 @@ public final class TracingProducer implements AutoCloseable {
       cmd = GetAsyncCommandResponse.parseFrom(reply.bytes());
     } catch (InvalidProtocolBufferException e) {
       LOG.log(Level.WARNING, "producer " + name + ": malformed GetAsyncCommandResponse: " + e.getMessage());
-      closeFd(reply.fd());
+      Fds.closeQuietly(reply.fd());
       return;
     }
     int fd = reply.fd();
     if (closed) {
-      closeFd(fd);
+      Fds.closeQuietly(fd);
       return;
     }
     try {
@@ -348,13 +348,13 @@ public final class TracingProducer implements AutoCloseable {
         }
       });
     } catch (java.util.concurrent.RejectedExecutionException e) {
-      closeFd(fd);
+      Fds.closeQuietly(fd);
     }
   }
 
   private void onCommand(Connection c, GetAsyncCommandResponse cmd, int fd) {
     if (c.lost) {
-      closeFd(fd);
+      Fds.closeQuietly(fd);
       return;
     }
     switch (cmd.getCmdCase()) {
@@ -378,7 +378,7 @@ public final class TracingProducer implements AutoCloseable {
       }
       default -> LOG.log(Level.DEBUG, () -> "producer " + name + ": ignoring command " + cmd.getCmdCase());
     }
-    closeFd(fd);
+    Fds.closeQuietly(fd);
   }
 
   /** Maps the service's SMB after checking what came with setup_tracing. */
@@ -413,7 +413,7 @@ public final class TracingProducer implements AutoCloseable {
     } catch (ErrnoException e) {
       LOG.log(Level.ERROR, "producer " + name + ": mapping the shared memory failed: " + e.getMessage());
     } finally {
-      closeFd(fd);
+      Fds.closeQuietly(fd);
     }
   }
 
@@ -555,12 +555,6 @@ public final class TracingProducer implements AutoCloseable {
       executor.schedule(this::connectNow, delay, TimeUnit.MILLISECONDS);
     } catch (java.util.concurrent.RejectedExecutionException e) {
       // closing
-    }
-  }
-
-  private static void closeFd(int fd) {
-    if (fd >= 0) {
-      Fds.closeQuietly(fd);
     }
   }
 
