@@ -8,30 +8,22 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.jperfetto.protos.Trace;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.jperfetto.testing.ChildJvm;
 
 /** {@code jperfetto demo} as shipped: the command's own main, in a child JVM. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class DemoProcessIT {
   /** What the launchers pass (the unsafe-access flag exists from JDK 23 on). */
-  private static final List<String> LAUNCHER_FLAGS = Runtime.version().feature() >= 23
-      ? List.of("--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow")
-      : List.of("--enable-native-access=ALL-UNNAMED");
-
   @TempDir Path dir;
 
   private Process jperfetto(String... args) throws IOException {
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.addAll(LAUNCHER_FLAGS);
-    command.addAll(List.of("-cp", System.getProperty("java.class.path"), Jperfetto.class.getName()));
-    command.addAll(List.of(args));
+    List<String> command = ChildJvm.command(Jperfetto.class.getName(), args);
     ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile())
         .redirectError(dir.resolve("stderr.txt").toFile()).redirectOutput(dir.resolve("stdout.txt").toFile());
     pb.environment().put("PERFETTO_CONSUMER_SOCK_NAME", dir.resolve("c.sock").toString());

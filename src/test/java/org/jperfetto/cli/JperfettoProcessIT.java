@@ -7,7 +7,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.jperfetto.consumer.FakeTraced;
@@ -17,6 +16,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.jperfetto.testing.ChildJvm;
 
 /** jperfetto as its own process: SIGTERM mid-session and --background. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
@@ -37,14 +37,8 @@ class JperfettoProcessIT {
   }
 
   private Process jperfetto(String... args) throws IOException {
-    List<String> command = new ArrayList<>(List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "--enable-native-access=ALL-UNNAMED", "-Xshare:auto"));
-    if (Runtime.version().feature() >= 23) {
-      command.add("--sun-misc-unsafe-memory-access=allow");
-    }
-    command.addAll(List.of("-cp", System.getProperty("java.class.path"), Jperfetto.class.getName()));
-    command.addAll(List.of(args));
+    List<String> command = ChildJvm.command(List.of("-Xshare:auto"), System.getProperty("java.class.path"),
+        Jperfetto.class.getName(), args);
     ProcessBuilder pb = new ProcessBuilder(command).redirectError(dir.resolve("stderr.txt").toFile());
     pb.environment().put("PERFETTO_CONSUMER_SOCK_NAME", socket);
     return pb.start();

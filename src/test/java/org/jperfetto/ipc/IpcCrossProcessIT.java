@@ -21,6 +21,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.jperfetto.testing.ChildJvm;
 
 /** Host and client in two JVM processes, over a real socket. */
 @Timeout(120)
@@ -36,13 +37,7 @@ class IpcCrossProcessIT {
   }
 
   static Process child(String mode, String path) throws IOException {
-    List<String> command = new ArrayList<>(List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "--enable-native-access=ALL-UNNAMED"));
-    if (Runtime.version().feature() >= 23) {
-      command.add("--sun-misc-unsafe-memory-access=allow");
-    }
-    command.addAll(List.of("-cp", System.getProperty("java.class.path"), IpcChildMain.class.getName(), mode, path));
+    List<String> command = ChildJvm.command(IpcChildMain.class.getName(), mode, path);
     return new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
   }
 

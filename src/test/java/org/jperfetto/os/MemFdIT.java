@@ -13,12 +13,12 @@ import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.jperfetto.testing.ChildJvm;
 
 /** Sealed memfds: seals, sizes, and a mapping shared with another thread and another JVM. */
 @Timeout(60)
@@ -140,9 +140,8 @@ class MemFdIT {
       MemorySegment mine = SharedMapping.map(fd, SIZE, arena);
       mine.set(JAVA_LONG, 0, MemFdChild.PARENT_FIRST);
       String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-      List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-          "--enable-native-access=ALL-UNNAMED", "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp", classPath,
-          MemFdChild.class.getName(), name, Long.toString(SIZE), Integer.toString(SMB_SEALS)));
+      List<String> cmd = ChildJvm.command(List.of("-Xshare:auto", "-XX:TieredStopAtLevel=1"), classPath,
+          MemFdChild.class.getName(), name, Long.toString(SIZE), Integer.toString(SMB_SEALS));
       child = new ProcessBuilder(cmd).redirectErrorStream(true).start();
       PeerCredentials peer = converse(listener, fd, mine);
       assertTrue(child.waitFor(30, TimeUnit.SECONDS), "child JVM did not finish");

@@ -30,6 +30,7 @@ import org.jperfetto.producer.jfr.TraceSlices.Slice;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.jperfetto.testing.ChildJvm;
 
 /**
  * The issue's test: a child JVM that collects, contends on a monitor and parks, traced with
@@ -176,14 +177,8 @@ class JfrBridgeIT {
   }
 
   private Process startChild(String producerSocket, Path jfrFile) throws Exception {
-    List<String> command = new ArrayList<>(List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "--enable-native-access=ALL-UNNAMED"));
-    if (Runtime.version().feature() >= 23) {
-      command.add("--sun-misc-unsafe-memory-access=allow");
-    }
-    command.addAll(List.of("-Xmx256m", "-cp", System.getProperty("java.class.path"), JfrChild.class.getName(),
-        producerSocket, jfrFile.toString()));
+    List<String> command = ChildJvm.command(List.of("-Xmx256m"), System.getProperty("java.class.path"),
+        JfrChild.class.getName(), producerSocket, jfrFile.toString());
     Files.createDirectories(dir);
     return new ProcessBuilder(command).redirectError(dir.resolve("child.err").toFile()).start();
   }

@@ -10,7 +10,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -21,6 +20,7 @@ import org.jperfetto.protos.TracePacket;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.jperfetto.testing.ChildJvm;
 
 /** The jtraced daemon as a child process: ready line, a session, SIGTERM, clean exit. */
 @Timeout(60)
@@ -29,15 +29,7 @@ class JtracedIT {
   @TempDir Path dir;
 
   static List<String> java(String... args) {
-    List<String> command = new ArrayList<>(List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "--enable-native-access=ALL-UNNAMED"));
-    if (Runtime.version().feature() >= 23) {
-      command.add("--sun-misc-unsafe-memory-access=allow");
-    }
-    command.addAll(List.of("-cp", System.getProperty("java.class.path"), MAIN));
-    command.addAll(List.of(args));
-    return command;
+    return ChildJvm.command(MAIN, args);
   }
 
   static String readyLine(Process p) throws Exception {

@@ -35,6 +35,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.jperfetto.testing.ChildJvm;
 
 /**
  * The features that depend on the peer's uid, over the real sockets with clients that really are
@@ -105,14 +106,9 @@ class OtherUidsIT extends SocketFixture {
 
     Child(int uid, String... args) throws IOException {
       List<String> cmd = new ArrayList<>(List.of(SETPRIV.toString(), "--reuid=" + uid, "--regid=" + uid,
-          "--clear-groups", Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-          "--enable-native-access=ALL-UNNAMED", "-XX:-UsePerfData", "-XX:TieredStopAtLevel=1",
-          "-Xmx64m"));
-      if (Runtime.version().feature() >= 23) {
-        cmd.add("--sun-misc-unsafe-memory-access=allow");
-      }
-      cmd.addAll(List.of("-cp", childClassPath, OtherUidClient.class.getName()));
-      cmd.addAll(List.of(args));
+          "--clear-groups"));
+      cmd.addAll(ChildJvm.command(List.of("-XX:-UsePerfData", "-XX:TieredStopAtLevel=1", "-Xmx64m"), childClassPath,
+          OtherUidClient.class.getName(), args));
       process = new ProcessBuilder(cmd).directory(classes.toFile())
           .redirectError(ProcessBuilder.Redirect.INHERIT).start();
       toClose.add(this);
