@@ -97,29 +97,52 @@ public final class ServiceHost implements AutoCloseable {
    *     writable, the path is too long, ...; nothing is left listening then
    */
   public static ServiceHost start(Options options) throws IOException {
-    ThreadTaskRunner runner = new ThreadTaskRunner("jtraced");
-    TracingService service = new TracingService(runner, MemfdSharedMemory.factory(), options.clocks(),
-        TracingService.currentUid());
-    List<IpcHost> hosts = new ArrayList<>();
-    List<ProducerPortService> ports = new ArrayList<>();
+    // Sockets first, consumer last: once its file exists clients may connect, and the kernel
+    // queues them (backlog) while the service, its ports and the event loops come up below. That
+    // keeps the protobuf descriptors and most downcall linking off the start-to-listening path.
     List<String> files = new ArrayList<>();
+    List<UnixSocket> sockets = new ArrayList<>();
     try {
       for (String path : options.producerSockets()) {
+        sockets.add(listen(path, PRODUCER_SOCKET_MODE, files));
+      }
+      sockets.add(listen(options.consumerSocket(), options.consumerSocketMode(), files));
+    } catch (IOException | RuntimeException e) {
+      sockets.forEach(UnixSocket::close);
+      files.forEach(ServiceHost::deleteQuietly);
+      throw e;
+    }
+    return serve(options, sockets, files);
+  }
+
+  /** Serves on sockets (producer sockets in order, then the consumer socket), which it owns. */
+  private static ServiceHost serve(Options options, List<UnixSocket> sockets, List<String> files)
+      throws IOException {
+    ThreadTaskRunner runner = null;
+    List<IpcHost> hosts = new ArrayList<>();
+    List<ProducerPortService> ports = new ArrayList<>();
+    int started = 0; // sockets handed to a host, which closes them from then on
+    try {
+      runner = new ThreadTaskRunner("jtraced");
+      TracingService service = new TracingService(runner, MemfdSharedMemory.factory(), options.clocks(),
+          TracingService.currentUid());
+      for (; started < sockets.size() - 1; started++) {
         ProducerPortService port = new ProducerPortService(service);
-        IpcHost host = IpcHost.start(listen(path, PRODUCER_SOCKET_MODE, files), List.of(port.definition()));
+        IpcHost host = IpcHost.start(sockets.get(started), List.of(port.definition()));
         port.attach(host);
         hosts.add(host);
         ports.add(port);
       }
       ConsumerPortService consumerPort = new ConsumerPortService(service);
-      IpcHost consumerHost = IpcHost.start(
-          listen(options.consumerSocket(), options.consumerSocketMode(), files),
-          List.of(consumerPort.definition()));
+      IpcHost consumerHost = IpcHost.start(sockets.get(started), List.of(consumerPort.definition()));
       return new ServiceHost(runner, service, hosts, ports, consumerHost, files);
     } catch (IOException | RuntimeException e) {
       hosts.forEach(IpcHost::close);
+      sockets.subList(started, sockets.size()).forEach(UnixSocket::close);
       files.forEach(ServiceHost::deleteQuietly);
-      runner.close();
+      if (runner != null) {
+        runner.close();
+      }
       throw e;
     }
   }
