@@ -4,13 +4,16 @@ import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import org.jperfetto.ipc.IpcHost;
+import org.jperfetto.os.BoundListener;
 import org.jperfetto.os.Errno;
 import org.jperfetto.os.ErrnoException;
-import org.jperfetto.os.PosixFiles;
 import org.jperfetto.os.UnixSocket;
 import org.jperfetto.service.ClockSource;
 import org.jperfetto.service.ThreadTaskRunner;
@@ -97,22 +100,63 @@ public final class ServiceHost implements AutoCloseable {
    *     writable, the path is too long, ...; nothing is left listening then
    */
   public static ServiceHost start(Options options) throws IOException {
-    // Sockets first, consumer last: once its file exists clients may connect, and the kernel
-    // queues them (backlog) while the service, its ports and the event loops come up below. That
-    // keeps the protobuf descriptors and most downcall linking off the start-to-listening path.
+    return bind(options).serve();
+  }
+
+  /**
+   * The first half of {@link #start}: every socket bound and listening (producer sockets, then the
+   * consumer socket), with java.nio where it can, so that no downcall has been linked yet. Clients
+   * that connect now wait in the listen backlog until {@link Bound#serve()}.
+   */
+  static Bound bind(Options options) throws IOException {
     List<String> files = new ArrayList<>();
-    List<UnixSocket> sockets = new ArrayList<>();
+    List<BoundListener> listeners = new ArrayList<>();
     try {
       for (String path : options.producerSockets()) {
-        sockets.add(listen(path, PRODUCER_SOCKET_MODE, files));
+        listeners.add(listen(path, PRODUCER_SOCKET_MODE, files));
       }
-      sockets.add(listen(options.consumerSocket(), options.consumerSocketMode(), files));
+      listeners.add(listen(options.consumerSocket(), options.consumerSocketMode(), files));
     } catch (IOException | RuntimeException e) {
-      sockets.forEach(UnixSocket::close);
+      listeners.forEach(BoundListener::close);
       files.forEach(ServiceHost::deleteQuietly);
       throw e;
     }
-    return serve(options, sockets, files);
+    return new Bound(options, listeners, files);
+  }
+
+  /** Sockets listening, nothing served yet: {@link #serve()} or {@link #close()} it. */
+  static final class Bound implements AutoCloseable {
+    private final Options options;
+    private final List<BoundListener> listeners;
+    private final List<String> files;
+
+    private Bound(Options options, List<BoundListener> listeners, List<String> files) {
+      this.options = options;
+      this.listeners = listeners;
+      this.files = files;
+    }
+
+    /** Starts the service, its ports and their event loops on the bound sockets. */
+    ServiceHost serve() throws IOException {
+      List<UnixSocket> sockets = new ArrayList<>();
+      try {
+        for (BoundListener l : listeners) {
+          sockets.add(l.toUnixSocket());
+        }
+      } catch (IOException | RuntimeException e) {
+        sockets.forEach(UnixSocket::close);
+        close();
+        throw new IOException("cannot take over the socket: " + e.getMessage(), e);
+      }
+      return ServiceHost.serve(options, sockets, files);
+    }
+
+    /** Stops listening and removes the socket files (when not served). */
+    @Override
+    public void close() {
+      listeners.forEach(BoundListener::close);
+      files.forEach(ServiceHost::deleteQuietly);
+    }
   }
 
   /** Serves on sockets (producer sockets in order, then the consumer socket), which it owns. */
@@ -151,7 +195,7 @@ public final class ServiceHost implements AutoCloseable {
    * A listening socket at path: a stale socket file (nobody accepting) is replaced, a live one is
    * refused, and the new file gets mode.
    */
-  static UnixSocket listen(String path, int mode, List<String> createdFiles) throws IOException {
+  static BoundListener listen(String path, int mode, List<String> createdFiles) throws IOException {
     boolean isFile = !path.startsWith("@");
     if (isFile) {
       Path p = Path.of(path);
@@ -163,13 +207,13 @@ public final class ServiceHost implements AutoCloseable {
         if (UnixSocket.unlinkStale(path)) {
           LOG.log(Level.INFO, "removed stale socket " + path);
         }
-      } catch (ErrnoException e) {
+      } catch (IOException e) {
         throw new IOException("cannot check the existing socket " + path + ": " + e.getMessage(), e);
       }
     }
-    UnixSocket socket;
+    BoundListener listener;
     try {
-      socket = UnixSocket.listen(path, 128);
+      listener = BoundListener.listen(path, 128);
     } catch (ErrnoException e) {
       throw switch (e.errno()) {
         case Errno.EADDRINUSE -> new IOException("another tracing service is listening on " + path, e);
@@ -181,14 +225,27 @@ public final class ServiceHost implements AutoCloseable {
     if (isFile) {
       createdFiles.add(path);
       try {
-        PosixFiles.chmod(path, mode);
-      } catch (ErrnoException e) {
-        socket.close();
+        // java.nio's chmod: no downcall before the sockets exist
+        Files.setPosixFilePermissions(Path.of(path), permissions(mode));
+      } catch (IOException e) {
+        listener.close();
         throw new IOException("cannot set mode 0" + Integer.toOctalString(mode) + " on " + path
             + ": " + e.getMessage(), e);
       }
     }
-    return socket;
+    return listener;
+  }
+
+  /** The rwx bits of a chmod mode (0777 at most). */
+  static Set<PosixFilePermission> permissions(int mode) {
+    Set<PosixFilePermission> set = EnumSet.noneOf(PosixFilePermission.class);
+    PosixFilePermission[] all = PosixFilePermission.values(); // OWNER_READ .. OTHERS_EXECUTE
+    for (int i = 0; i < all.length; i++) {
+      if ((mode & (0400 >> i)) != 0) {
+        set.add(all[i]);
+      }
+    }
+    return set;
   }
 
   public TracingService service() {
