@@ -207,6 +207,18 @@ final class Libc {
 
   private Libc() {}
 
+  /** Links every handle now (each holder initialises once, whichever thread gets there first). */
+  static void linkAll() {
+    MethodHandle[] all = {
+      Socket.H, Socketpair.H, Bind.H, Listen.H, Accept4.H, Connect.H, Sendmsg.H, Recvmsg.H,
+      Getsockopt.H, Shutdown.H, Close.H, Fcntl.H, Chmod.H, EpollCreate1.H, EpollCtl.H, EpollWait.H,
+      Eventfd.H, Read.H, Write.H, MemfdCreate.H, Ftruncate.H, Fstat.H, Mmap.H, Munmap.H
+    };
+    for (MethodHandle h : all) {
+      java.util.Objects.requireNonNull(h);
+    }
+  }
+
   private static MemorySegment find(String name) {
     return LINKER.defaultLookup().find(name)
         .orElseThrow(() -> new UnsupportedOperationException("libc has no symbol " + name));

@@ -11,7 +11,9 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import org.jperfetto.ipc.IpcHost;
+import org.jperfetto.ipc.ServiceDefinition;
 import org.jperfetto.os.BoundListener;
+import org.jperfetto.os.Downcalls;
 import org.jperfetto.os.Errno;
 import org.jperfetto.os.ErrnoException;
 import org.jperfetto.os.UnixSocket;
@@ -136,19 +138,57 @@ public final class ServiceHost implements AutoCloseable {
       this.files = files;
     }
 
-    /** Starts the service, its ports and their event loops on the bound sockets. */
+    /**
+     * Starts the service, its ports and their event loops on the bound sockets. Linking the
+     * downcalls and building the ports (protobuf descriptors) are the two big costs left at this
+     * point and do not depend on each other: a helper thread links while this one builds.
+     */
     ServiceHost serve() throws IOException {
-      List<UnixSocket> sockets = new ArrayList<>();
+      Thread.ofPlatform().name("jtraced-link").daemon().start(Bound::linkQuietly);
+      ThreadTaskRunner runner = null;
+      List<IpcHost> hosts = new ArrayList<>();
+      UnixSocket unhosted = null;
       try {
-        for (BoundListener l : listeners) {
-          sockets.add(l.toUnixSocket());
+        runner = new ThreadTaskRunner("jtraced");
+        TracingService service = new TracingService(runner, MemfdSharedMemory.factory(),
+            options.clocks(), TracingService.currentUid());
+        List<ProducerPortService> ports = new ArrayList<>();
+        for (int i = 0; i < listeners.size() - 1; i++) {
+          ports.add(new ProducerPortService(service));
         }
+        ConsumerPortService consumerPort = new ConsumerPortService(service);
+        for (int i = 0; i < listeners.size(); i++) {
+          unhosted = listeners.get(i).toUnixSocket();
+          boolean producer = i < ports.size();
+          ServiceDefinition definition = producer ? ports.get(i).definition() : consumerPort.definition();
+          IpcHost host = IpcHost.start(unhosted, List.of(definition));
+          unhosted = null;
+          hosts.add(host);
+          if (producer) {
+            ports.get(i).attach(host);
+          }
+        }
+        IpcHost consumerHost = hosts.removeLast();
+        return new ServiceHost(runner, service, hosts, ports, consumerHost, files);
       } catch (IOException | RuntimeException e) {
-        sockets.forEach(UnixSocket::close);
+        hosts.forEach(IpcHost::close);
+        if (unhosted != null) {
+          unhosted.close();
+        }
         close();
-        throw new IOException("cannot take over the socket: " + e.getMessage(), e);
+        if (runner != null) {
+          runner.close();
+        }
+        throw e;
       }
-      return ServiceHost.serve(options, sockets, files);
+    }
+
+    private static void linkQuietly() {
+      try {
+        Downcalls.linkAll();
+      } catch (RuntimeException | LinkageError e) {
+        // the call that needs the function links it again and reports the failure there
+      }
     }
 
     /** Stops listening and removes the socket files (when not served). */
@@ -156,38 +196,6 @@ public final class ServiceHost implements AutoCloseable {
     public void close() {
       listeners.forEach(BoundListener::close);
       files.forEach(ServiceHost::deleteQuietly);
-    }
-  }
-
-  /** Serves on sockets (producer sockets in order, then the consumer socket), which it owns. */
-  private static ServiceHost serve(Options options, List<UnixSocket> sockets, List<String> files)
-      throws IOException {
-    ThreadTaskRunner runner = null;
-    List<IpcHost> hosts = new ArrayList<>();
-    List<ProducerPortService> ports = new ArrayList<>();
-    int started = 0; // sockets handed to a host, which closes them from then on
-    try {
-      runner = new ThreadTaskRunner("jtraced");
-      TracingService service = new TracingService(runner, MemfdSharedMemory.factory(), options.clocks(),
-          TracingService.currentUid());
-      for (; started < sockets.size() - 1; started++) {
-        ProducerPortService port = new ProducerPortService(service);
-        IpcHost host = IpcHost.start(sockets.get(started), List.of(port.definition()));
-        port.attach(host);
-        hosts.add(host);
-        ports.add(port);
-      }
-      ConsumerPortService consumerPort = new ConsumerPortService(service);
-      IpcHost consumerHost = IpcHost.start(sockets.get(started), List.of(consumerPort.definition()));
-      return new ServiceHost(runner, service, hosts, ports, consumerHost, files);
-    } catch (IOException | RuntimeException e) {
-      hosts.forEach(IpcHost::close);
-      sockets.subList(started, sockets.size()).forEach(UnixSocket::close);
-      files.forEach(ServiceHost::deleteQuietly);
-      if (runner != null) {
-        runner.close();
-      }
-      throw e;
     }
   }
 
