@@ -2,7 +2,11 @@
 # Start-to-socket-ready time of a jperfetto launcher: the time from starting it until its consumer
 # socket file exists, over N runs (prints every run, then min and median in ms).
 #
-#   scripts/measure-startup.sh [-n N] [LAUNCHER [ARGS...]]     default: target/jperfetto/bin/jtraced
+#   scripts/measure-startup.sh [-n N] [-s] [LAUNCHER [ARGS...]]     default: target/jperfetto/bin/jtraced
+#
+# -s also waits, after the socket, for jtraced's ready line ("jtraced: listening on") and reports
+# start-to-serving: jtraced binds its sockets first and builds the service after, clients that
+# connect in between wait in the listen backlog, so serving is the latency a first client sees.
 #
 # The launcher gets PERFETTO_PRODUCER_SOCK_NAME / PERFETTO_CONSUMER_SOCK_NAME in a fresh temp dir
 # (the variables upstream and jtraced honour), its stdin from a pipe held open until the socket
@@ -11,7 +15,14 @@
 # loaded machine are noisy: compare min values.
 set -eu
 runs=10
-if [ "${1:-}" = -n ]; then runs=$2; shift 2; fi
+serving=0
+while :; do
+  case "${1:-}" in
+    -n) runs=$2; shift 2 ;;
+    -s) serving=1; shift ;;
+    *) break ;;
+  esac
+done
 [ $# -ge 1 ] || set -- "$(cd "$(dirname "$0")/.." && pwd)/target/jperfetto/bin/jtraced"
 [ -x "$1" ] || { echo "measure-startup: $1 is not an executable launcher (run ./mvnw package first)" >&2; exit 1; }
 
@@ -21,6 +32,7 @@ export PERFETTO_PRODUCER_SOCK_NAME="$dir/producer" PERFETTO_CONSUMER_SOCK_NAME="
 
 now_ms() { date +%s%3N; }
 times=""
+served=""
 i=0
 while [ $i -lt "$runs" ]; do
   i=$((i + 1))
@@ -42,6 +54,15 @@ while [ $i -lt "$runs" ]; do
     sleep 0.002
   done
   ms=$(( $(now_ms) - start ))
+  if [ $serving = 1 ]; then
+    waited=0
+    until grep -q 'jtraced: listening on' "$dir/out"; do
+      waited=$((waited + 1))
+      [ $waited -lt 30000 ] || { kill "$pid"; echo "measure-startup: no ready line after 60 s" >&2; exit 1; }
+      sleep 0.002
+    done
+    served="$served $(( $(now_ms) - start ))"
+  fi
   kill -TERM "$pid" 2>/dev/null || true
   exec 3>&-
   wait "$pid" 2>/dev/null || true
@@ -49,3 +70,6 @@ while [ $i -lt "$runs" ]; do
   times="$times $ms"
 done
 printf '%s\n' $times | sort -n | awk '{ v[NR] = $1 } END { printf "start-to-socket-ready: min %d ms, median %d ms over %d runs\n", v[1], v[int((NR + 1) / 2)], NR }'
+if [ $serving = 1 ]; then
+  printf '%s\n' $served | sort -n | awk '{ v[NR] = $1 } END { printf "start-to-serving: min %d ms, median %d ms over %d runs\n", v[1], v[int((NR + 1) / 2)], NR }'
+fi

@@ -9,10 +9,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
-import java.util.logging.ConsoleHandler;
 import java.util.logging.Level;
+import java.util.logging.LogManager;
 import java.util.logging.Logger;
-import java.util.logging.SimpleFormatter;
 import org.jperfetto.service.ipc.ServiceHost;
 import org.jperfetto.service.ipc.SocketPaths;
 
@@ -156,15 +155,13 @@ public final class Jtraced {
                        [-v | --log-level error|warning|info|debug|trace]""";
   }
 
-  /** System.Logger goes to java.util.logging by default: one console handler on stderr. */
+  /** System.Logger goes to java.util.logging by default: one line per record on stderr. */
   private static void configureLogging(Level level) {
-    System.setProperty("java.util.logging.SimpleFormatter.format", "jtraced %4$s %3$s: %5$s%6$s%n");
+    // reset() before anything asks for the root's handlers: the configured ConsoleHandler (and
+    // its SimpleFormatter, see JtracedLogHandler) is then never created
+    LogManager.getLogManager().reset();
     Logger root = Logger.getLogger("");
-    for (var h : root.getHandlers()) {
-      root.removeHandler(h);
-    }
-    ConsoleHandler handler = new ConsoleHandler(); // System.err
-    handler.setFormatter(new SimpleFormatter());
+    JtracedLogHandler handler = new JtracedLogHandler();
     handler.setLevel(level);
     root.addHandler(handler);
     root.setLevel(level);

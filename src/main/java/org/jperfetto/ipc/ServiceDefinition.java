@@ -60,16 +60,27 @@ public record ServiceDefinition(String name, List<Method> methods, ServiceListen
    */
   public static ServiceDefinition fromDescriptor(Descriptors.ServiceDescriptor service,
       Map<String, MethodHandler> handlers, ServiceListener listener) {
-    Builder builder = builder(service.getName()).listener(listener);
+    return fromMethodNames(service.getName(),
+        service.getMethods().stream().map(Descriptors.MethodDescriptor::getName).toList(), handlers, listener);
+  }
+
+  /**
+   * As {@link #fromDescriptor}, with the method names given in .proto declaration order: for a
+   * host that should not build protobuf descriptors (all of a .proto's imports) just to learn
+   * them. Whoever spells the list out keeps a test that compares it with the descriptor.
+   */
+  public static ServiceDefinition fromMethodNames(String service, List<String> methodNames,
+      Map<String, MethodHandler> handlers, ServiceListener listener) {
+    Builder builder = builder(service).listener(listener);
     Set<String> unused = new HashSet<>(handlers.keySet());
-    for (Descriptors.MethodDescriptor method : service.getMethods()) {
-      MethodHandler handler = handlers.get(method.getName());
-      unused.remove(method.getName());
-      builder.method(method.getName(), handler != null ? handler : MethodCall::fail);
+    for (String method : methodNames) {
+      MethodHandler handler = handlers.get(method);
+      unused.remove(method);
+      builder.method(method, handler != null ? handler : MethodCall::fail);
     }
     if (!unused.isEmpty()) {
       throw new IllegalArgumentException(
-          "handlers for methods service " + service.getName() + " does not declare: " + unused);
+          "handlers for methods service " + service + " does not declare: " + unused);
     }
     return builder.build();
   }

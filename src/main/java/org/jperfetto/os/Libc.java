@@ -101,36 +101,123 @@ final class Libc {
   private static final Linker LINKER = Linker.nativeLinker();
   private static final Linker.Option ERRNO = Linker.Option.captureCallState("errno");
 
-  private static final MethodHandle SOCKET = h("socket", JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT);
-  private static final MethodHandle SOCKETPAIR = h("socketpair", JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS);
-  private static final MethodHandle BIND = h("bind", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT);
-  private static final MethodHandle LISTEN = h("listen", JAVA_INT, JAVA_INT, JAVA_INT);
-  private static final MethodHandle ACCEPT4 = h("accept4", JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT);
-  private static final MethodHandle CONNECT = h("connect", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT);
-  private static final MethodHandle SENDMSG = h("sendmsg", JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT);
-  private static final MethodHandle RECVMSG = h("recvmsg", JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT);
-  private static final MethodHandle GETSOCKOPT =
-      h("getsockopt", JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS);
-  private static final MethodHandle SHUTDOWN = h("shutdown", JAVA_INT, JAVA_INT, JAVA_INT);
-  private static final MethodHandle CLOSE = h("close", JAVA_INT, JAVA_INT);
-  private static final MethodHandle FCNTL = LINKER.downcallHandle(find("fcntl"),
-      FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), ERRNO,
-      Linker.Option.firstVariadicArg(2));
-  private static final MethodHandle CHMOD = h("chmod", JAVA_INT, ADDRESS, JAVA_INT);
-  private static final MethodHandle EPOLL_CREATE1 = h("epoll_create1", JAVA_INT, JAVA_INT);
-  private static final MethodHandle EPOLL_CTL = h("epoll_ctl", JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS);
-  private static final MethodHandle EPOLL_WAIT = h("epoll_wait", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT);
-  private static final MethodHandle EVENTFD = h("eventfd", JAVA_INT, JAVA_INT, JAVA_INT);
-  private static final MethodHandle READ = h("read", JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG);
-  private static final MethodHandle WRITE = h("write", JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG);
-  private static final MethodHandle MEMFD_CREATE = h("memfd_create", JAVA_INT, ADDRESS, JAVA_INT);
-  private static final MethodHandle FTRUNCATE = h("ftruncate", JAVA_INT, JAVA_INT, JAVA_LONG);
-  private static final MethodHandle FSTAT = h("fstat", JAVA_INT, JAVA_INT, ADDRESS);
-  private static final MethodHandle MMAP =
-      h("mmap", ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG);
-  private static final MethodHandle MUNMAP = h("munmap", JAVA_INT, ADDRESS, JAVA_LONG);
+  // One holder class per function: a handle is linked (a stub class spun) on the first call of
+  // that function, not when Libc initialises, so a process pays only for the calls it makes.
+  // jtraced binds its sockets before it needs epoll, memfd or mmap. The JIT folds H like any
+  // static final.
+  private static final class Socket {
+    static final MethodHandle H = h("socket", JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT);
+  }
+
+  private static final class Socketpair {
+    static final MethodHandle H = h("socketpair", JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS);
+  }
+
+  private static final class Bind {
+    static final MethodHandle H = h("bind", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT);
+  }
+
+  private static final class Listen {
+    static final MethodHandle H = h("listen", JAVA_INT, JAVA_INT, JAVA_INT);
+  }
+
+  private static final class Accept4 {
+    static final MethodHandle H = h("accept4", JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT);
+  }
+
+  private static final class Connect {
+    static final MethodHandle H = h("connect", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT);
+  }
+
+  private static final class Sendmsg {
+    static final MethodHandle H = h("sendmsg", JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT);
+  }
+
+  private static final class Recvmsg {
+    static final MethodHandle H = h("recvmsg", JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT);
+  }
+
+  private static final class Getsockopt {
+    static final MethodHandle H =
+        h("getsockopt", JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS);
+  }
+
+  private static final class Shutdown {
+    static final MethodHandle H = h("shutdown", JAVA_INT, JAVA_INT, JAVA_INT);
+  }
+
+  private static final class Close {
+    static final MethodHandle H = h("close", JAVA_INT, JAVA_INT);
+  }
+
+  private static final class Fcntl {
+    static final MethodHandle H = LINKER.downcallHandle(find("fcntl"),
+        FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), ERRNO,
+        Linker.Option.firstVariadicArg(2));
+  }
+
+  private static final class Chmod {
+    static final MethodHandle H = h("chmod", JAVA_INT, ADDRESS, JAVA_INT);
+  }
+
+  private static final class EpollCreate1 {
+    static final MethodHandle H = h("epoll_create1", JAVA_INT, JAVA_INT);
+  }
+
+  private static final class EpollCtl {
+    static final MethodHandle H = h("epoll_ctl", JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS);
+  }
+
+  private static final class EpollWait {
+    static final MethodHandle H = h("epoll_wait", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT);
+  }
+
+  private static final class Eventfd {
+    static final MethodHandle H = h("eventfd", JAVA_INT, JAVA_INT, JAVA_INT);
+  }
+
+  private static final class Read {
+    static final MethodHandle H = h("read", JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG);
+  }
+
+  private static final class Write {
+    static final MethodHandle H = h("write", JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG);
+  }
+
+  private static final class MemfdCreate {
+    static final MethodHandle H = h("memfd_create", JAVA_INT, ADDRESS, JAVA_INT);
+  }
+
+  private static final class Ftruncate {
+    static final MethodHandle H = h("ftruncate", JAVA_INT, JAVA_INT, JAVA_LONG);
+  }
+
+  private static final class Fstat {
+    static final MethodHandle H = h("fstat", JAVA_INT, JAVA_INT, ADDRESS);
+  }
+
+  private static final class Mmap {
+    static final MethodHandle H =
+        h("mmap", ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG);
+  }
+
+  private static final class Munmap {
+    static final MethodHandle H = h("munmap", JAVA_INT, ADDRESS, JAVA_LONG);
+  }
 
   private Libc() {}
+
+  /** Links every handle now (each holder initialises once, whichever thread gets there first). */
+  static void linkAll() {
+    MethodHandle[] all = {
+      Socket.H, Socketpair.H, Bind.H, Listen.H, Accept4.H, Connect.H, Sendmsg.H, Recvmsg.H,
+      Getsockopt.H, Shutdown.H, Close.H, Fcntl.H, Chmod.H, EpollCreate1.H, EpollCtl.H, EpollWait.H,
+      Eventfd.H, Read.H, Write.H, MemfdCreate.H, Ftruncate.H, Fstat.H, Mmap.H, Munmap.H
+    };
+    for (MethodHandle h : all) {
+      java.util.Objects.requireNonNull(h);
+    }
+  }
 
   private static MemorySegment find(String name) {
     return LINKER.defaultLookup().find(name)
@@ -167,7 +254,7 @@ final class Libc {
     int r;
     try {
       do {
-        r = (int) SOCKET.invokeExact(s.errnoState, AF_UNIX, type, 0);
+        r = (int) Socket.H.invokeExact(s.errnoState, AF_UNIX, type, 0);
       } while (r < 0 && s.errno() == Errno.EINTR);
     } catch (Throwable t) {
       throw unexpected("socket", t);
@@ -182,7 +269,7 @@ final class Libc {
   static void socketpair(Scratch s, int type, MemorySegment pair) throws ErrnoException {
     int r;
     try {
-      r = (int) SOCKETPAIR.invokeExact(s.errnoState, AF_UNIX, type, 0, pair);
+      r = (int) Socketpair.H.invokeExact(s.errnoState, AF_UNIX, type, 0, pair);
     } catch (Throwable t) {
       throw unexpected("socketpair", t);
     }
@@ -195,7 +282,7 @@ final class Libc {
     int r;
     try {
       do {
-        r = (int) BIND.invokeExact(s.errnoState, fd, addr, addrLen);
+        r = (int) Bind.H.invokeExact(s.errnoState, fd, addr, addrLen);
       } while (r < 0 && s.errno() == Errno.EINTR);
     } catch (Throwable t) {
       throw unexpected("bind", t);
@@ -208,7 +295,7 @@ final class Libc {
   static void listen(Scratch s, int fd, int backlog, String path) throws ErrnoException {
     int r;
     try {
-      r = (int) LISTEN.invokeExact(s.errnoState, fd, backlog);
+      r = (int) Listen.H.invokeExact(s.errnoState, fd, backlog);
     } catch (Throwable t) {
       throw unexpected("listen", t);
     }
@@ -222,7 +309,7 @@ final class Libc {
     int r;
     try {
       do {
-        r = (int) ACCEPT4.invokeExact(s.errnoState, fd, MemorySegment.NULL, MemorySegment.NULL, SOCK_CLOEXEC);
+        r = (int) Accept4.H.invokeExact(s.errnoState, fd, MemorySegment.NULL, MemorySegment.NULL, SOCK_CLOEXEC);
       } while (r < 0 && s.errno() == Errno.EINTR);
     } catch (Throwable t) {
       throw unexpected("accept4", t);
@@ -241,7 +328,7 @@ final class Libc {
     boolean interrupted = false;
     try {
       while (true) {
-        r = (int) CONNECT.invokeExact(s.errnoState, fd, addr, addrLen);
+        r = (int) Connect.H.invokeExact(s.errnoState, fd, addr, addrLen);
         if (r == 0 || s.errno() != Errno.EINTR) {
           break;
         }
@@ -260,7 +347,7 @@ final class Libc {
     long r;
     try {
       do {
-        r = (long) SENDMSG.invokeExact(s.errnoState, fd, s.msghdr, flags);
+        r = (long) Sendmsg.H.invokeExact(s.errnoState, fd, s.msghdr, flags);
       } while (r < 0 && s.errno() == Errno.EINTR);
     } catch (Throwable t) {
       throw unexpected("sendmsg", t);
@@ -279,7 +366,7 @@ final class Libc {
     long r;
     try {
       do {
-        r = (long) RECVMSG.invokeExact(s.errnoState, fd, s.msghdr, flags);
+        r = (long) Recvmsg.H.invokeExact(s.errnoState, fd, s.msghdr, flags);
       } while (r < 0 && s.errno() == Errno.EINTR);
     } catch (Throwable t) {
       throw unexpected("recvmsg", t);
@@ -298,7 +385,7 @@ final class Libc {
     s.length.set(JAVA_INT, 0, (int) value.byteSize());
     int r;
     try {
-      r = (int) GETSOCKOPT.invokeExact(s.errnoState, fd, level, option, value, s.length);
+      r = (int) Getsockopt.H.invokeExact(s.errnoState, fd, level, option, value, s.length);
     } catch (Throwable t) {
       throw unexpected("getsockopt", t);
     }
@@ -311,7 +398,7 @@ final class Libc {
   static void shutdown(Scratch s, int fd, int how) throws ErrnoException {
     int r;
     try {
-      r = (int) SHUTDOWN.invokeExact(s.errnoState, fd, how);
+      r = (int) Shutdown.H.invokeExact(s.errnoState, fd, how);
     } catch (Throwable t) {
       throw unexpected("shutdown", t);
     }
@@ -327,7 +414,7 @@ final class Libc {
   static void close(Scratch s, int fd) throws ErrnoException {
     int r;
     try {
-      r = (int) CLOSE.invokeExact(s.errnoState, fd);
+      r = (int) Close.H.invokeExact(s.errnoState, fd);
     } catch (Throwable t) {
       throw unexpected("close", t);
     }
@@ -340,7 +427,7 @@ final class Libc {
     int r;
     try {
       do {
-        r = (int) FCNTL.invokeExact(s.errnoState, fd, cmd, arg);
+        r = (int) Fcntl.H.invokeExact(s.errnoState, fd, cmd, arg);
       } while (r < 0 && s.errno() == Errno.EINTR);
     } catch (Throwable t) {
       throw unexpected("fcntl", t);
@@ -355,7 +442,7 @@ final class Libc {
     int r;
     try {
       do {
-        r = (int) CHMOD.invokeExact(s.errnoState, path, mode);
+        r = (int) Chmod.H.invokeExact(s.errnoState, path, mode);
       } while (r < 0 && s.errno() == Errno.EINTR);
     } catch (Throwable t) {
       throw unexpected("chmod", t);
@@ -370,7 +457,7 @@ final class Libc {
   static int epollCreate(Scratch s) throws ErrnoException {
     int r;
     try {
-      r = (int) EPOLL_CREATE1.invokeExact(s.errnoState, EPOLL_CLOEXEC);
+      r = (int) EpollCreate1.H.invokeExact(s.errnoState, EPOLL_CLOEXEC);
     } catch (Throwable t) {
       throw unexpected("epoll_create1", t);
     }
@@ -383,7 +470,7 @@ final class Libc {
   static void epollCtl(Scratch s, int epfd, int op, int fd, MemorySegment event) throws ErrnoException {
     int r;
     try {
-      r = (int) EPOLL_CTL.invokeExact(s.errnoState, epfd, op, fd, event);
+      r = (int) EpollCtl.H.invokeExact(s.errnoState, epfd, op, fd, event);
     } catch (Throwable t) {
       throw unexpected("epoll_ctl", t);
     }
@@ -400,7 +487,7 @@ final class Libc {
       throws ErrnoException {
     int r;
     try {
-      r = (int) EPOLL_WAIT.invokeExact(s.errnoState, epfd, events, max, timeoutMillis);
+      r = (int) EpollWait.H.invokeExact(s.errnoState, epfd, events, max, timeoutMillis);
     } catch (Throwable t) {
       throw unexpected("epoll_wait", t);
     }
@@ -416,7 +503,7 @@ final class Libc {
   static int eventfd(Scratch s, int flags) throws ErrnoException {
     int r;
     try {
-      r = (int) EVENTFD.invokeExact(s.errnoState, 0, flags);
+      r = (int) Eventfd.H.invokeExact(s.errnoState, 0, flags);
     } catch (Throwable t) {
       throw unexpected("eventfd", t);
     }
@@ -431,7 +518,7 @@ final class Libc {
     long r;
     try {
       do {
-        r = (long) READ.invokeExact(s.errnoState, fd, buf, len);
+        r = (long) Read.H.invokeExact(s.errnoState, fd, buf, len);
       } while (r < 0 && s.errno() == Errno.EINTR);
     } catch (Throwable t) {
       throw unexpected("read", t);
@@ -450,7 +537,7 @@ final class Libc {
     long r;
     try {
       do {
-        r = (long) WRITE.invokeExact(s.errnoState, fd, buf, len);
+        r = (long) Write.H.invokeExact(s.errnoState, fd, buf, len);
       } while (r < 0 && s.errno() == Errno.EINTR);
     } catch (Throwable t) {
       throw unexpected("write", t);
@@ -469,7 +556,7 @@ final class Libc {
   static int memfdCreate(Scratch s, MemorySegment name, int flags, String nameText) throws ErrnoException {
     int r;
     try {
-      r = (int) MEMFD_CREATE.invokeExact(s.errnoState, name, flags);
+      r = (int) MemfdCreate.H.invokeExact(s.errnoState, name, flags);
     } catch (Throwable t) {
       throw unexpected("memfd_create", t);
     }
@@ -483,7 +570,7 @@ final class Libc {
     int r;
     try {
       do {
-        r = (int) FTRUNCATE.invokeExact(s.errnoState, fd, size);
+        r = (int) Ftruncate.H.invokeExact(s.errnoState, fd, size);
       } while (r < 0 && s.errno() == Errno.EINTR);
     } catch (Throwable t) {
       throw unexpected("ftruncate", t);
@@ -497,7 +584,7 @@ final class Libc {
   static long fstatSize(Scratch s, int fd) throws ErrnoException {
     int r;
     try {
-      r = (int) FSTAT.invokeExact(s.errnoState, fd, s.stat);
+      r = (int) Fstat.H.invokeExact(s.errnoState, fd, s.stat);
     } catch (Throwable t) {
       throw unexpected("fstat", t);
     }
@@ -511,7 +598,7 @@ final class Libc {
   static long mmapShared(Scratch s, int fd, long size) throws ErrnoException {
     MemorySegment r;
     try {
-      r = (MemorySegment) MMAP.invokeExact(s.errnoState, MemorySegment.NULL, size,
+      r = (MemorySegment) Mmap.H.invokeExact(s.errnoState, MemorySegment.NULL, size,
           PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0L);
     } catch (Throwable t) {
       throw unexpected("mmap", t);
@@ -525,7 +612,7 @@ final class Libc {
   static void munmap(Scratch s, long address, long size) throws ErrnoException {
     int r;
     try {
-      r = (int) MUNMAP.invokeExact(s.errnoState, MemorySegment.ofAddress(address), size);
+      r = (int) Munmap.H.invokeExact(s.errnoState, MemorySegment.ofAddress(address), size);
     } catch (Throwable t) {
       throw unexpected("munmap", t);
     }

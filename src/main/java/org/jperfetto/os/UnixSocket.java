@@ -11,6 +11,10 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.net.ConnectException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -49,6 +53,11 @@ public final class UnixSocket implements AutoCloseable {
   private UnixSocket(int fd, String address) {
     this.fd = fd;
     this.address = address;
+  }
+
+  /** Wraps a descriptor this package just made (close-on-exec, AF_UNIX stream). */
+  static UnixSocket own(int fd, String address) {
+    return new UnixSocket(fd, address);
   }
 
   /** Binds and listens on {@code path}. A stale filesystem socket is not removed: see {@link #unlinkStale}. */
@@ -120,15 +129,14 @@ public final class UnixSocket implements AutoCloseable {
     if (!Files.readAttributes(p, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS).isOther()) {
       throw new IOException("not a socket file, left alone: " + path);
     }
-    try {
-      connect(path).close();
+    // Probed with java.nio rather than connect(): jtraced checks its socket paths before it links
+    // any downcall (see BoundListener). A refused connection is ConnectException (ECONNREFUSED).
+    try (SocketChannel probe = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+      probe.connect(UnixDomainSocketAddress.of(path));
       return false; // a server is listening: not stale
-    } catch (ErrnoException e) {
-      if (e.errno() != Errno.ECONNREFUSED) {
-        throw e;
-      }
+    } catch (ConnectException e) {
+      return Files.deleteIfExists(p);
     }
-    return Files.deleteIfExists(p);
   }
 
   /** Writes a sockaddr_un for {@code path}; returns its length. */

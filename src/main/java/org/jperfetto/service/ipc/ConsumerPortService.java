@@ -20,7 +20,6 @@ import org.jperfetto.protos.ChangeTraceConfigRequest;
 import org.jperfetto.protos.ChangeTraceConfigResponse;
 import org.jperfetto.protos.CloneSessionRequest;
 import org.jperfetto.protos.CloneSessionResponse;
-import org.jperfetto.protos.ConsumerPortOuterClass;
 import org.jperfetto.protos.DetachRequest;
 import org.jperfetto.protos.DetachResponse;
 import org.jperfetto.protos.ObservableEvents;
@@ -55,6 +54,11 @@ import org.jperfetto.service.TracingService;
 public final class ConsumerPortService {
   private static final System.Logger LOG = System.getLogger(ConsumerPortService.class.getName());
   public static final String SERVICE_NAME = "ConsumerPort";
+  /** consumer_port.proto's methods in order (see ProducerPortService.METHODS). */
+  static final List<String> METHODS = List.of("EnableTracing", "DisableTracing", "ReadBuffers",
+      "FreeBuffers", "Flush", "StartTracing", "ChangeTraceConfig", "Detach", "Attach",
+      "GetTraceStats", "ObserveEvents", "QueryServiceState", "QueryCapabilities",
+      "SaveTraceForBugreport", "CloneSession");
   /**
    * Budget for one ReadBuffersResponse frame: the 128 KiB frame cap minus room for the IPCFrame
    * and length prefix. A maximal slice (130560 bytes) plus its tags fits.
@@ -74,8 +78,7 @@ public final class ConsumerPortService {
 
   public ConsumerPortService(TracingService service) {
     this.service = service;
-    definition = ServiceDefinition.fromDescriptor(
-        ConsumerPortOuterClass.getDescriptor().findServiceByName(SERVICE_NAME), handlers(),
+    definition = ServiceDefinition.fromMethodNames(SERVICE_NAME, METHODS, handlers(),
         new ServiceListener() {
           @Override
           public void onClientBound(ClientInfo client) {

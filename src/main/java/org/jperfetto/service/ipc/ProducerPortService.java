@@ -6,6 +6,7 @@ import com.google.protobuf.Parser;
 import java.lang.System.Logger.Level;
 import java.util.ArrayDeque;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -30,7 +31,6 @@ import org.jperfetto.protos.NotifyDataSourceStartedRequest;
 import org.jperfetto.protos.NotifyDataSourceStartedResponse;
 import org.jperfetto.protos.NotifyDataSourceStoppedRequest;
 import org.jperfetto.protos.NotifyDataSourceStoppedResponse;
-import org.jperfetto.protos.ProducerPortOuterClass;
 import org.jperfetto.protos.RegisterDataSourceRequest;
 import org.jperfetto.protos.RegisterDataSourceResponse;
 import org.jperfetto.protos.RegisterTraceWriterRequest;
@@ -62,6 +62,14 @@ import org.jperfetto.service.TracingService;
 public final class ProducerPortService {
   private static final System.Logger LOG = System.getLogger(ProducerPortService.class.getName());
   public static final String SERVICE_NAME = "ProducerPort";
+  /**
+   * The methods in producer_port.proto's order (their ids), spelled out so that jtraced does not
+   * build the descriptors of every config proto at start; ServicePortMethodsTest compares them.
+   */
+  static final List<String> METHODS = List.of("InitializeConnection", "RegisterDataSource",
+      "UnregisterDataSource", "CommitData", "GetAsyncCommand", "RegisterTraceWriter",
+      "UnregisterTraceWriter", "NotifyDataSourceStarted", "NotifyDataSourceStopped",
+      "ActivateTriggers", "Sync", "UpdateDataSource");
   /**
    * Commands held for a producer that has not opened its GetAsyncCommand stream (upstream drops
    * them; we keep them so a late stream still sees its setup). A producer that lets this many pile
@@ -123,8 +131,7 @@ public final class ProducerPortService {
       p.endpoint.sync(() -> call.reply(SyncResponse.getDefaultInstance()));
       return null;
     }));
-    definition = ServiceDefinition.fromDescriptor(
-        ProducerPortOuterClass.getDescriptor().findServiceByName(SERVICE_NAME), h, new ServiceListener() {
+    definition = ServiceDefinition.fromMethodNames(SERVICE_NAME, METHODS, h, new ServiceListener() {
           @Override
           public void onClientDisconnected(ClientInfo client) {
             RemoteProducer p = producers.remove(client.clientId());

@@ -4,13 +4,18 @@ import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import org.jperfetto.ipc.IpcHost;
+import org.jperfetto.ipc.ServiceDefinition;
+import org.jperfetto.os.BoundListener;
+import org.jperfetto.os.Downcalls;
 import org.jperfetto.os.Errno;
 import org.jperfetto.os.ErrnoException;
-import org.jperfetto.os.PosixFiles;
 import org.jperfetto.os.UnixSocket;
 import org.jperfetto.service.ClockSource;
 import org.jperfetto.service.ThreadTaskRunner;
@@ -97,30 +102,100 @@ public final class ServiceHost implements AutoCloseable {
    *     writable, the path is too long, ...; nothing is left listening then
    */
   public static ServiceHost start(Options options) throws IOException {
-    ThreadTaskRunner runner = new ThreadTaskRunner("jtraced");
-    TracingService service = new TracingService(runner, MemfdSharedMemory.factory(), options.clocks(),
-        TracingService.currentUid());
-    List<IpcHost> hosts = new ArrayList<>();
-    List<ProducerPortService> ports = new ArrayList<>();
+    return bind(options).serve();
+  }
+
+  /**
+   * The first half of {@link #start}: every socket bound and listening (producer sockets, then the
+   * consumer socket), with java.nio where it can, so that no downcall has been linked yet. Clients
+   * that connect now wait in the listen backlog until {@link Bound#serve()}.
+   */
+  static Bound bind(Options options) throws IOException {
     List<String> files = new ArrayList<>();
+    List<BoundListener> listeners = new ArrayList<>();
     try {
       for (String path : options.producerSockets()) {
-        ProducerPortService port = new ProducerPortService(service);
-        IpcHost host = IpcHost.start(listen(path, PRODUCER_SOCKET_MODE, files), List.of(port.definition()));
-        port.attach(host);
-        hosts.add(host);
-        ports.add(port);
+        listeners.add(listen(path, PRODUCER_SOCKET_MODE, files));
       }
-      ConsumerPortService consumerPort = new ConsumerPortService(service);
-      IpcHost consumerHost = IpcHost.start(
-          listen(options.consumerSocket(), options.consumerSocketMode(), files),
-          List.of(consumerPort.definition()));
-      return new ServiceHost(runner, service, hosts, ports, consumerHost, files);
+      listeners.add(listen(options.consumerSocket(), options.consumerSocketMode(), files));
     } catch (IOException | RuntimeException e) {
-      hosts.forEach(IpcHost::close);
+      listeners.forEach(BoundListener::close);
       files.forEach(ServiceHost::deleteQuietly);
-      runner.close();
       throw e;
+    }
+    return new Bound(options, listeners, files);
+  }
+
+  /** Sockets listening, nothing served yet: {@link #serve()} or {@link #close()} it. */
+  static final class Bound implements AutoCloseable {
+    private final Options options;
+    private final List<BoundListener> listeners;
+    private final List<String> files;
+
+    private Bound(Options options, List<BoundListener> listeners, List<String> files) {
+      this.options = options;
+      this.listeners = listeners;
+      this.files = files;
+    }
+
+    /**
+     * Starts the service, its ports and their event loops on the bound sockets. Linking the
+     * downcalls and building the ports (protobuf descriptors) are the two big costs left at this
+     * point and do not depend on each other: a helper thread links while this one builds.
+     */
+    ServiceHost serve() throws IOException {
+      Thread.ofPlatform().name("jtraced-link").daemon().start(Bound::linkQuietly);
+      ThreadTaskRunner runner = null;
+      List<IpcHost> hosts = new ArrayList<>();
+      UnixSocket unhosted = null;
+      try {
+        runner = new ThreadTaskRunner("jtraced");
+        TracingService service = new TracingService(runner, MemfdSharedMemory.factory(),
+            options.clocks(), TracingService.currentUid());
+        List<ProducerPortService> ports = new ArrayList<>();
+        for (int i = 0; i < listeners.size() - 1; i++) {
+          ports.add(new ProducerPortService(service));
+        }
+        ConsumerPortService consumerPort = new ConsumerPortService(service);
+        for (int i = 0; i < listeners.size(); i++) {
+          unhosted = listeners.get(i).toUnixSocket();
+          boolean producer = i < ports.size();
+          ServiceDefinition definition = producer ? ports.get(i).definition() : consumerPort.definition();
+          IpcHost host = IpcHost.start(unhosted, List.of(definition));
+          unhosted = null;
+          hosts.add(host);
+          if (producer) {
+            ports.get(i).attach(host);
+          }
+        }
+        IpcHost consumerHost = hosts.removeLast();
+        return new ServiceHost(runner, service, hosts, ports, consumerHost, files);
+      } catch (IOException | RuntimeException e) {
+        hosts.forEach(IpcHost::close);
+        if (unhosted != null) {
+          unhosted.close();
+        }
+        close();
+        if (runner != null) {
+          runner.close();
+        }
+        throw e;
+      }
+    }
+
+    private static void linkQuietly() {
+      try {
+        Downcalls.linkAll();
+      } catch (RuntimeException | LinkageError e) {
+        // the call that needs the function links it again and reports the failure there
+      }
+    }
+
+    /** Stops listening and removes the socket files (when not served). */
+    @Override
+    public void close() {
+      listeners.forEach(BoundListener::close);
+      files.forEach(ServiceHost::deleteQuietly);
     }
   }
 
@@ -128,7 +203,7 @@ public final class ServiceHost implements AutoCloseable {
    * A listening socket at path: a stale socket file (nobody accepting) is replaced, a live one is
    * refused, and the new file gets mode.
    */
-  static UnixSocket listen(String path, int mode, List<String> createdFiles) throws IOException {
+  static BoundListener listen(String path, int mode, List<String> createdFiles) throws IOException {
     boolean isFile = !path.startsWith("@");
     if (isFile) {
       Path p = Path.of(path);
@@ -140,13 +215,13 @@ public final class ServiceHost implements AutoCloseable {
         if (UnixSocket.unlinkStale(path)) {
           LOG.log(Level.INFO, "removed stale socket " + path);
         }
-      } catch (ErrnoException e) {
+      } catch (IOException e) {
         throw new IOException("cannot check the existing socket " + path + ": " + e.getMessage(), e);
       }
     }
-    UnixSocket socket;
+    BoundListener listener;
     try {
-      socket = UnixSocket.listen(path, 128);
+      listener = BoundListener.listen(path, 128);
     } catch (ErrnoException e) {
       throw switch (e.errno()) {
         case Errno.EADDRINUSE -> new IOException("another tracing service is listening on " + path, e);
@@ -158,14 +233,27 @@ public final class ServiceHost implements AutoCloseable {
     if (isFile) {
       createdFiles.add(path);
       try {
-        PosixFiles.chmod(path, mode);
-      } catch (ErrnoException e) {
-        socket.close();
+        // java.nio's chmod: no downcall before the sockets exist
+        Files.setPosixFilePermissions(Path.of(path), permissions(mode));
+      } catch (IOException e) {
+        listener.close();
         throw new IOException("cannot set mode 0" + Integer.toOctalString(mode) + " on " + path
             + ": " + e.getMessage(), e);
       }
     }
-    return socket;
+    return listener;
+  }
+
+  /** The rwx bits of a chmod mode (0777 at most). */
+  static Set<PosixFilePermission> permissions(int mode) {
+    Set<PosixFilePermission> set = EnumSet.noneOf(PosixFilePermission.class);
+    PosixFilePermission[] all = PosixFilePermission.values(); // OWNER_READ .. OTHERS_EXECUTE
+    for (int i = 0; i < all.length; i++) {
+      if ((mode & (0400 >> i)) != 0) {
+        set.add(all[i]);
+      }
+    }
+    return set;
   }
 
   public TracingService service() {

@@ -10,9 +10,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import org.jperfetto.consumer.TracingConsumer;
 import org.jperfetto.os.UnixSocket;
+import org.jperfetto.protos.GetAsyncCommandResponse.CmdCase;
+import org.jperfetto.protos.TraceConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -116,6 +120,57 @@ class ServiceHostIT {
       assertTrue(c.getTraceStats().get(10, TimeUnit.SECONDS) != null);
       assertEquals(1, host.connectedProducers());
     }
+  }
+
+  @Test
+  void clientsConnectingBeforeTheServiceIsUpAreServed() throws Exception {
+    String p = dir.resolve("p.sock").toString();
+    String c = dir.resolve("c.sock").toString();
+    try (ServiceHost.Bound bound = ServiceHost.bind(options())) {
+      // the sockets exist and accept into the backlog; nothing answers yet
+      assertTrue(Files.exists(Path.of(p)) && Files.exists(Path.of(c)));
+      CompletableFuture<SocketProducer> producer = CompletableFuture.supplyAsync(() -> {
+        try {
+          return SocketProducer.connect(p, "early", SessionIT.DS);
+        } catch (Exception e) {
+          throw new CompletionException(e);
+        }
+      });
+      CompletableFuture<TracingConsumer> consumer = CompletableFuture.supplyAsync(() -> {
+        try {
+          return TracingConsumer.connect(c);
+        } catch (Exception e) {
+          throw new CompletionException(e);
+        }
+      });
+      Thread.sleep(200);
+      assertFalse(producer.isDone() || consumer.isDone(), "nobody can answer before serve()");
+      try (ServiceHost host = bound.serve();
+          SocketProducer early = producer.get(10, TimeUnit.SECONDS);
+          TracingConsumer tc = consumer.get(10, TimeUnit.SECONDS)) {
+        assertEquals(1, host.connectedProducers());
+        tc.enableTracing(SessionIT.config(256, TraceConfig.BufferConfig.FillPolicy.RING_BUFFER));
+        assertTrue(early.await(CmdCase.START_DATA_SOURCE).hasStartDataSource());
+        tc.disableTracing().get(10, TimeUnit.SECONDS);
+      }
+    }
+    assertFalse(Files.exists(Path.of(p)) || Files.exists(Path.of(c)), "socket files removed");
+  }
+
+  @Test
+  void boundButNeverServedCleansUp() throws Exception {
+    ServiceHost.bind(options()).close();
+    assertFalse(Files.exists(dir.resolve("p.sock")) || Files.exists(dir.resolve("c.sock")));
+    try (ServiceHost host = ServiceHost.start(options())) { // the paths are free again
+      assertEquals(dir.resolve("c.sock").toString(), host.consumerSocket());
+    }
+  }
+
+  @Test
+  void chmodModesMapToPermissions() {
+    assertEquals("rw-rw-rw-", PosixFilePermissions.toString(ServiceHost.permissions(0666)));
+    assertEquals("rwxr-x--x", PosixFilePermissions.toString(ServiceHost.permissions(0751)));
+    assertEquals("---------", PosixFilePermissions.toString(ServiceHost.permissions(0)));
   }
 
   @Test
