@@ -45,6 +45,7 @@ public final class JfrBridge {
   private final JvmTrackEncoder encoder;
   private final JfrClock clock = new JfrClock();
   private final List<JvmEvent> pending = new ArrayList<>();
+  private Thread starter;
   private RecordingStream stream;
   private boolean stopping;
   private volatile TraceWriter lastWriter;
@@ -75,6 +76,11 @@ public final class JfrBridge {
     return clock;
   }
 
+  /** Whether the JFR stream runs: set shortly after start (which is asynchronous), cleared never. */
+  public synchronized boolean isRecording() {
+    return stream != null;
+  }
+
   /** JvmEvents written so far. */
   public long eventsWritten() {
     return eventsWritten;
@@ -90,19 +96,40 @@ public final class JfrBridge {
     return eventsFailed;
   }
 
-  /** Starts the recording stream. */
+  /**
+   * Starts the recording stream on a helper thread and returns at once: the first RecordingStream
+   * of a JVM costs JFR's initialisation (half a second to two on this machine), which must not hold
+   * up the producer's thread and with it every writer's commits. JFR records from the moment the
+   * stream has started; flushes before that have nothing of it to wait for.
+   */
   synchronized void start() {
-    if (stream != null) {
+    if (starter != null) {
       return;
     }
-    RecordingStream rs = new RecordingStream();
-    rs.setSettings(config.settings());
-    rs.enable(ClockMark.class).withThreshold(Duration.ZERO).withoutStackTrace();
-    rs.onEvent(this::onEvent);
-    rs.onFlush(this::onStreamFlush);
-    rs.onError(t -> LOG.log(Level.WARNING, "jvm.jfr: recording stream failed", t));
-    rs.startAsync();
-    stream = rs;
+    starter = Thread.ofPlatform().daemon().name("jvm.jfr start " + instance.instanceId()).start(this::startStream);
+  }
+
+  private void startStream() {
+    RecordingStream rs;
+    try {
+      rs = new RecordingStream();
+      rs.setSettings(config.settings());
+      rs.enable(ClockMark.class).withThreshold(Duration.ZERO).withoutStackTrace();
+      rs.onEvent(this::onEvent);
+      rs.onFlush(this::onStreamFlush);
+      rs.onError(t -> LOG.log(Level.WARNING, "jvm.jfr: recording stream failed", t));
+    } catch (RuntimeException e) {
+      LOG.log(Level.ERROR, "jvm.jfr: could not create the recording stream of " + instance, e);
+      return;
+    }
+    synchronized (this) {
+      if (stopping) {
+        rs.close();
+        return;
+      }
+      rs.startAsync();
+      stream = rs;
+    }
     ClockMark.emit(id, nextMark());
     LOG.log(Level.DEBUG, () -> "jvm.jfr: recording started for " + instance + " with " + config.settings().size() + " settings");
   }
@@ -142,13 +169,26 @@ public final class JfrBridge {
 
   /** Stops the stream once it dispatched all JFR recorded before now, closes it, commits the last chunk. */
   void stop() {
-    RecordingStream rs;
+    Thread startedBy;
     synchronized (this) {
-      rs = stream;
-      if (rs == null || stopping) {
+      if (starter == null || stopping) {
         return; // not started, or stopped already (a stop, then the producer disconnecting)
       }
       stopping = true;
+      startedBy = starter;
+    }
+    try {
+      startedBy.join(); // a stream it makes from now on is closed unstarted (stopping is set)
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    RecordingStream rs;
+    synchronized (this) {
+      rs = stream;
+    }
+    if (rs == null) {
+      completeFlushes(Long.MAX_VALUE);
+      return;
     }
     try {
       // RecordingStream.stop (JDK 20+) ends the recording with a last flush and returns once the

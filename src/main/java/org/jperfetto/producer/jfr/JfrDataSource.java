@@ -59,6 +59,17 @@ public final class JfrDataSource {
     return ds;
   }
 
+  /** How many started instances of ds have their JFR stream running (it starts asynchronously). */
+  public static int recordingInstances(DataSource<JfrBridge> ds) {
+    int[] n = {0};
+    ds.trace(ctx -> {
+      if (ctx.state() != null && ctx.state().isRecording()) {
+        n[0]++;
+      }
+    });
+    return n[0];
+  }
+
   /** The instance's parsed config, or null if it was refused. */
   public static JfrConfig configOf(DataSourceInstance<JfrBridge> instance) {
     JfrBridge b = instance.state();

@@ -96,7 +96,7 @@ class JfrDataSourceIT {
     Thread.sleep(200);
     assertEquals(before, recordings(), "registered but not enabled: no recording");
     TracingSession session = enable("groups=locks,gc lock_threshold=1ms");
-    await("jvm.jfr enabled", ds::isEnabled);
+    await("jvm.jfr recording", () -> JfrDataSource.recordingInstances(ds) == 1);
     assertEquals(before + 1, recordings(), "one RecordingStream while enabled");
 
     JvmWorkload w = new JvmWorkload();
@@ -135,7 +135,7 @@ class JfrDataSourceIT {
           .addDataSources(TraceConfig.DataSource.newBuilder().setConfig(DataSourceConfig.newBuilder()
               .setName("jfr-it.busy")))
           .build());
-      await("both enabled", () -> jfr.isEnabled() && busy.isEnabled());
+      await("both enabled", () -> JfrDataSource.recordingInstances(jfr) == 1 && busy.isEnabled());
       java.util.concurrent.atomic.AtomicBoolean run = new java.util.concurrent.atomic.AtomicBoolean(true);
       Thread writer = Thread.ofPlatform().name("busy writer").start(() -> {
         byte[] payload = org.jperfetto.protos.TestEvent.newBuilder().setStr("x".repeat(500)).build().toByteArray();
@@ -165,7 +165,7 @@ class JfrDataSourceIT {
   void twoSessionsEachGetTheirOwnRecordingAndDrain() throws Exception {
     int before = recordings();
     TracingSession first = enable("groups=locks lock_threshold=1ms");
-    await("first instance", () -> ds.activeInstances() == 1);
+    await("first instance", () -> JfrDataSource.recordingInstances(ds) == 1);
     TracingConsumer other = TracingConsumer.connect(dir.resolve("c.sock").toString());
     try {
       TracingSession second = other.enableTracing(TraceConfig.newBuilder()
@@ -173,7 +173,7 @@ class JfrDataSourceIT {
           .addDataSources(TraceConfig.DataSource.newBuilder().setConfig(
               DataSourceConfig.newBuilder().setName(JfrDataSource.NAME).setLegacyConfig("groups=locks lock_threshold=1ms")))
           .build());
-      await("second instance", () -> ds.activeInstances() == 2);
+      await("second instance", () -> ds.activeInstances() == 2 && JfrDataSource.recordingInstances(ds) == 2);
       assertEquals(before + 2, recordings(), "one RecordingStream per instance");
       JvmWorkload w = new JvmWorkload();
       w.park(1);
