@@ -17,6 +17,7 @@ import org.jperfetto.consumer.TracingConsumer;
 import org.jperfetto.ipc.IpcException;
 import org.jperfetto.os.ErrnoException;
 import org.jperfetto.producer.TracingProducer;
+import org.jperfetto.producer.jfr.JfrDataSource;
 import org.jperfetto.producer.track.TrackEvent;
 import org.jperfetto.protos.DataSourceConfig;
 import org.jperfetto.protos.TraceConfig;
@@ -50,8 +51,8 @@ public final class Demo implements Subcommand {
   static final long POLL_MS = 50;
   static final int BUFFER_KB = 32 * 1024;
   static final int FLUSH_PERIOD_MS = 1_000;
-  /** The JVM events data source (org.jperfetto.producer.jfr) the demo records once it lands. */
-  static final String JFR_DATA_SOURCE = "jvm.jfr";
+  /** The JVM's own events (JFR: GC, JIT, locks, ...) next to the workload's slices. */
+  static final String JFR_DATA_SOURCE = JfrDataSource.NAME;
 
   @Override
   public String name() {
@@ -96,7 +97,7 @@ public final class Demo implements Subcommand {
       syncQuietly(producer);
       workload.start();
       err.println("Demo workload running as producer " + PRODUCER_NAME + " on " + socket + " for "
-          + options.timeMs() + " ms (data source " + TrackEvent.DATA_SOURCE_NAME + ")");
+          + options.timeMs() + " ms (data sources " + TrackEvent.DATA_SOURCE_NAME + ", " + JFR_DATA_SOURCE + ")");
       try (StopSignals signals = StopSignals.install(err)) {
         try {
           signals.requested().get(options.timeMs(), TimeUnit.MILLISECONDS);
@@ -258,21 +259,23 @@ public final class Demo implements Subcommand {
     return Jperfetto.run(new String[] {"--system", "-c", "-", "-o", options.out()}, main);
   }
 
-  /** The demo session: every TrackEvent category, plus process names from a system's probes. */
+  /**
+   * The demo session: every TrackEvent category, the JVM's events (jvm.jfr, default groups), plus
+   * process names from a system's probes.
+   */
   static TraceConfig config(long durationMs) {
-    TraceConfig.Builder config = TraceConfig.newBuilder()
+    return TraceConfig.newBuilder()
         .setDurationMs((int) durationMs)
         .setFlushPeriodMs(FLUSH_PERIOD_MS)
         .addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb(BUFFER_KB))
         .addDataSources(dataSource(DataSourceConfig.newBuilder().setName(TrackEvent.DATA_SOURCE_NAME)
             .setTrackEventConfig(TrackEventConfig.newBuilder().addEnabledCategories("*"))))
+        // The JVM's own events on the same thread tracks: the GCs the workload causes, JIT, contention.
+        .addDataSources(dataSource(DataSourceConfig.newBuilder().setName(JFR_DATA_SOURCE)))
         // On a system with traced_probes these add process and thread names (jtraced skips them).
         .addDataSources(dataSource(DataSourceConfig.newBuilder().setName("linux.process_stats")))
-        .addDataSources(dataSource(DataSourceConfig.newBuilder().setName("linux.system_info")));
-    // JFR BRIDGE GOES HERE: when org.jperfetto.producer.jfr lands, register its data source with the
-    // workload's producer (connectProducer) and add DataSourceConfig name JFR_DATA_SOURCE ("jvm.jfr")
-    // to this config, so the demo trace shows the GCs the workload causes.
-    return config.build();
+        .addDataSources(dataSource(DataSourceConfig.newBuilder().setName("linux.system_info")))
+        .build();
   }
 
   private static TraceConfig.DataSource dataSource(DataSourceConfig.Builder config) {
@@ -284,6 +287,7 @@ public final class Demo implements Subcommand {
     TracingProducer producer = TracingProducer.builder(PRODUCER_NAME).socketPath(socket)
         .reconnectBackoff(Duration.ofMillis(100), Duration.ofSeconds(1))
         .dataSource(workload.dataSource())
+        .dataSource(JfrDataSource.create()) // records only while a session enables it
         .start();
     if (producer.awaitConnected(CONNECT_TIMEOUT)) {
       return producer;

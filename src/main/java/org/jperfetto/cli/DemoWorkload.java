@@ -2,6 +2,7 @@ package org.jperfetto.cli;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -36,7 +37,9 @@ import org.jperfetto.producer.track.TrackEvent;
  *   <li>a custom track {@value #BATCHES} holding the writer's "batch" slices, one per
  *       {@link #BATCH_SIZE} requests;</li>
  *   <li>garbage: every request carries a fresh payload array and the writer keeps a ring of recent
- *       ones, so the young and old generations both see collections (for the JVM's own events).</li>
+ *       ones, so the young and old generations both see collections (for the JVM's own events);
+ *       once every {@link #COMPACT_PERIOD} the writer drops the ring and asks for a collection
+ *       ("compact"), so even a one-second demo shows a GC next to the slices it paused.</li>
  * </ul>
  *
  * <p>Sizes and paths come from seeded generators: two runs make the same request sequence. Each
@@ -58,6 +61,9 @@ final class DemoWorkload implements AutoCloseable {
   static final Duration REQUEST_PERIOD = Duration.ofMillis(2);
   /** Recent payloads the writer keeps alive (they age into the old generation). */
   static final int RETAINED_PAYLOADS = 256;
+  /** How often the writer drops its retained payloads and asks for a collection (first after half). */
+  static final Duration COMPACT_PERIOD = Duration.ofSeconds(1);
+  static final String COMPACT = "compact";
   static final String[] PATHS = {"/api/users", "/api/orders", "/api/search", "/static/logo.png"};
 
   private static final System.Logger LOG = System.getLogger(DemoWorkload.class.getName());
@@ -201,7 +207,15 @@ final class DemoWorkload implements AutoCloseable {
     long stored = 0;
     long rateStart = System.nanoTime();
     long rateStored = 0;
+    long lastCompact = rateStart - COMPACT_PERIOD.toNanos() / 2;
     while (running) {
+      if (System.nanoTime() - lastCompact >= COMPACT_PERIOD.toNanos()) {
+        try (var _ = trackEvent.slice(storage, COMPACT, "retained", (long) RETAINED_PAYLOADS)) {
+          Arrays.fill(retained, null);
+          System.gc(); // a GC the JVM's events (jvm.jfr) show on the GC track, under this slice
+        }
+        lastCompact = System.nanoTime();
+      }
       Request r = take(toWriter);
       if (r == null) {
         continue;

@@ -28,8 +28,27 @@ public interface DataSourceHandler<S> {
   /** The service asked for a flush of the instance; what the writers hold is committed after this. */
   default void onFlush(DataSourceInstance<S> instance) {}
 
+  /**
+   * The service asked for a flush of the instance; the flush is acknowledged once every flushed
+   * instance called {@code flush.done()} (now or later, from any thread), as upstream's
+   * {@code FlushArgs::HandleFlushAsynchronously}. A data source that must wait for another thread
+   * (a stream to drain) does it here rather than blocking the producer's thread, which also carries
+   * every writer's commits. The default runs {@link #onFlush(DataSourceInstance)} and is done.
+   */
+  default void onFlush(DataSourceInstance<S> instance, FlushHandle flush) {
+    onFlush(instance);
+    flush.done();
+  }
+
   /** The service asked to forget incremental state (interning tables and the like). */
   default void onClearIncrementalState(DataSourceInstance<S> instance) {}
+
+  /** Finishes an asynchronous flush. */
+  @FunctionalInterface
+  interface FlushHandle {
+    /** The instance's part of the flush is committed; later calls do nothing. */
+    void done();
+  }
 
   /** Finishes an asynchronous stop. */
   @FunctionalInterface

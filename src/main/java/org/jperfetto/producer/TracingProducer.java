@@ -18,6 +18,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.jperfetto.abi.SharedMemoryAbi;
 import org.jperfetto.ipc.BoundService;
 import org.jperfetto.ipc.IpcClient;
@@ -504,17 +505,38 @@ public final class TracingProducer implements AutoCloseable {
   }
 
   private void flush(Connection c, GetAsyncCommandResponse.Flush flush) {
+    // One count per instance plus one for this loop; the ack goes out (on this thread, after the
+    // commits the instances queued) when the last of them is done.
+    AtomicInteger left = new AtomicInteger(1);
+    Runnable oneDone = () -> {
+      if (left.decrementAndGet() == 0) {
+        run(() -> ackFlush(c, flush.getRequestId()));
+      }
+    };
     for (long id : flush.getDataSourceIdsList()) {
       Active<?> a = c.instances.get(id);
       if (a != null) {
-        a.flush();
+        left.incrementAndGet();
+        AtomicBoolean once = new AtomicBoolean();
+        a.flush(() -> {
+          if (once.compareAndSet(false, true)) {
+            oneDone.run();
+          }
+        });
       }
     }
+    oneDone.run();
+  }
+
+  private void ackFlush(Connection c, long requestId) {
+    if (c.lost) {
+      return;
+    }
     if (c.arbiter != null) {
-      c.arbiter.notifyFlushComplete(flush.getRequestId());
+      c.arbiter.notifyFlushComplete(requestId);
     } else {
       CommitBatch ack = new CommitBatch();
-      ack.flushRequestId = flush.getRequestId();
+      ack.flushRequestId = requestId;
       c.invokeNoReply("CommitData", CommitRequests.toProto(ack));
     }
   }
@@ -690,8 +712,8 @@ public final class TracingProducer implements AutoCloseable {
       }
     }
 
-    void flush() {
-      dataSource.handler().onFlush(instance);
+    void flush(DataSourceHandler.FlushHandle done) {
+      dataSource.handler().onFlush(instance, done);
     }
 
     void clearIncrementalState() {

@@ -59,11 +59,17 @@ class DemoIT {
     Path file = dir.resolve("demo.perfetto-trace");
     Demo demo = new Demo();
     Plugins.register(Subcommand.class, demo);
+    long before = System.nanoTime();
     try {
       assertEquals(0, Jperfetto.run(new String[] {"demo", "-t", "2s", "-o", file.toString()}, context()), err());
     } finally {
       Plugins.unregister(Subcommand.class, demo);
     }
+    long after = System.nanoTime();
+    assertFalse(err().contains("WARNING"), err());
+    // 2 s of tracing plus start-up and the final flush, which waits for one JFR flush (~1 s); no
+    // 3-second drain timeouts (each would add 3 s).
+    assertTrue(after - before < TimeUnit.SECONDS.toNanos(8), "demo took " + (after - before) / 1_000_000 + " ms");
     assertTrue(err().contains("started an in-process jtraced"), err());
     assertTrue(err().contains("Demo trace: " + file.toAbsolutePath()), err());
     assertTrue(err().contains("ui.perfetto.dev"), err());
@@ -76,6 +82,7 @@ class DemoIT {
     assertTrue(t.servicePackets.stream().anyMatch(TracePacket::hasClockSnapshot), "the service's clock snapshot");
     assertTrue(t.threadNames().containsAll(THREADS), t.threadNames().toString());
     assertWorkloadShape(t);
+    assertJvmEvents(t, before, after);
     // trace_provenance lists every sequence that wrote events into the buffer, as upstream's does.
     java.util.Set<Integer> listed = trace.getPacketList().stream().filter(TracePacket::hasTraceProvenance)
         .flatMap(p -> p.getTraceProvenance().getBuffersList().stream())
@@ -157,6 +164,31 @@ class DemoIT {
         context()));
     assertTrue(err().contains("Could not connect to the tracing service socket " + dir.resolve("c.sock")), err());
     assertFalse(Files.exists(dir.resolve("x")));
+  }
+
+  /**
+   * The JVM's own events (jvm.jfr) next to the workload's: GC slices on the GC lane of a thread of
+   * this process, one of them the writer's "compact" collection, heap counters, all on
+   * CLOCK_MONOTONIC within the run (this JVM's System.nanoTime).
+   */
+  private static void assertJvmEvents(DemoTrace t, long from, long to) {
+    int pid = (int) ProcessHandle.current().pid();
+    List<DemoTrace.Event> gc = t.inCategory("jvm.gc").stream().filter(e -> e.type() == Type.TYPE_SLICE_BEGIN).toList();
+    assertFalse(gc.isEmpty(), "GC slices in the demo trace");
+    for (DemoTrace.Event e : gc) {
+      assertTrue(e.lane().startsWith("GC"), "GC slice on a GC lane: " + e);
+      assertEquals(pid, t.pidOf(e.raw().getTrackUuid()), "GC lane of a thread of this process: " + e);
+      assertEquals(org.jperfetto.protos.BuiltinClock.BUILTIN_CLOCK_MONOTONIC_VALUE, e.packet().getTimestampClockId());
+      assertTrue(e.packet().getTimestamp() > from && e.packet().getTimestamp() < to,
+          "GC at " + e.packet().getTimestamp() + " within the run [" + from + ", " + to + "]");
+    }
+    assertTrue(gc.stream().anyMatch(e -> "System.gc()".equals(e.args().get("cause"))),
+        "the writer's " + DemoWorkload.COMPACT + " collection: " + gc.stream().map(DemoTrace.Event::args).toList());
+    assertFalse(t.named(DemoWorkload.COMPACT).isEmpty(), "compact slices on the writer");
+    assertTrue(t.hasCounterTrack("JVM heap used"));
+    List<DemoTrace.Event> heap = t.onTrack("JVM heap used");
+    assertFalse(heap.isEmpty(), "heap counter values");
+    assertTrue(heap.stream().allMatch(e -> e.type() == Type.TYPE_COUNTER && e.raw().getCounterValue() > 0));
   }
 
   /**

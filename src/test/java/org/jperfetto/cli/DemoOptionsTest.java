@@ -73,8 +73,9 @@ class DemoOptionsTest {
     TraceConfig.DataSource te = c.getDataSources(0);
     assertEquals(TrackEvent.DATA_SOURCE_NAME, te.getConfig().getName());
     assertEquals(java.util.List.of("*"), te.getConfig().getTrackEventConfig().getEnabledCategoriesList());
-    assertFalse(c.getDataSourcesList().stream().anyMatch(d -> d.getConfig().getName().equals(Demo.JFR_DATA_SOURCE)),
-        "the JFR bridge is not wired yet");
+    assertEquals(org.jperfetto.producer.jfr.JfrDataSource.NAME, c.getDataSources(1).getConfig().getName(),
+        "the JVM's own events next to the workload's");
+    assertEquals("", c.getDataSources(1).getConfig().getLegacyConfig(), "jvm.jfr's default groups");
   }
 
   @Test

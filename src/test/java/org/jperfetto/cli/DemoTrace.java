@@ -15,11 +15,18 @@ import org.jperfetto.protos.TrackEvent;
 /**
  * A demo trace read back for assertions: TrackEvents with interned names resolved per trusted
  * sequence, each placed on its track, and the tracks named (a thread track by its thread name, a
- * custom or counter track by its own name). Only what the demo tests look at.
+ * custom or counter track by its own name). Sequences that intern nothing (jvm.jfr writes
+ * self-contained packets: inline names, absolute CLOCK_MONOTONIC timestamps) need no incremental
+ * state. Only what the demo tests look at.
  */
 final class DemoTrace {
-  /** One event: where it is, what it is called, its annotations (Long, Double, Boolean, String). */
-  record Event(TrackEvent.Type type, String name, String track, Map<String, Object> args, TrackEvent raw) {}
+  /**
+   * One event: where it is (track: the thread's name on a thread track; lane: the track's own
+   * name, e.g. "GC" for jvm.jfr's lanes), what it is called, its annotations (Long, Double,
+   * Boolean, String), the packet's timestamp as written (absolute only on absolute clocks).
+   */
+  record Event(TrackEvent.Type type, String name, String track, String lane, Map<String, Object> args,
+      TrackEvent raw, TracePacket packet) {}
 
   final List<Event> events = new ArrayList<>();
   final List<String> problems = new ArrayList<>();
@@ -29,7 +36,7 @@ final class DemoTrace {
   private final Map<Integer, Interning> interning = new HashMap<>();
 
   private record PendingEvent(long trackUuid, TrackEvent.Type type, String name, Map<String, Object> args,
-      TrackEvent raw) {}
+      TrackEvent raw, TracePacket packet) {}
 
   private static final class Interning {
     final Map<Long, String> names = new HashMap<>();
@@ -43,7 +50,8 @@ final class DemoTrace {
       t.add(p);
     }
     for (PendingEvent e : t.pending) {
-      t.events.add(new Event(e.type(), e.name(), t.trackName(e.trackUuid()), e.args(), e.raw()));
+      t.events.add(new Event(e.type(), e.name(), t.trackName(e.trackUuid()), t.laneName(e.trackUuid()), e.args(),
+          e.raw(), e.packet()));
     }
     return t;
   }
@@ -62,11 +70,17 @@ final class DemoTrace {
     if ((p.getSequenceFlags() & TracePacket.SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED_VALUE) != 0) {
       interning.put(seq, new Interning());
     }
-    Interning in = interning.get(seq);
-    if (in == null) {
-      problems.add("event before incremental state on sequence " + seq);
-      return;
+    Interning state = interning.get(seq);
+    if (state == null) {
+      boolean needsState = (p.getSequenceFlags() & TracePacket.SequenceFlags.SEQ_NEEDS_INCREMENTAL_STATE_VALUE) != 0
+          || p.hasInternedData() || p.hasTracePacketDefaults() || usesInterning(p.getTrackEvent());
+      if (needsState) {
+        problems.add("event before incremental state on sequence " + seq);
+        return;
+      }
+      state = new Interning(); // self-contained packets: nothing to look up
     }
+    Interning in = state;
     if (p.hasTracePacketDefaults()) {
       in.defaultTrack = p.getTracePacketDefaults().getTrackEventDefaults().getTrackUuid();
     }
@@ -84,7 +98,12 @@ final class DemoTrace {
       args.put(key, a.hasIntValue() ? (Object) a.getIntValue() : a.hasDoubleValue() ? (Object) a.getDoubleValue()
           : a.hasBoolValue() ? (Object) a.getBoolValue() : a.getStringValue());
     }
-    pending.add(new PendingEvent(e.hasTrackUuid() ? e.getTrackUuid() : in.defaultTrack, e.getType(), name, args, e));
+    pending.add(new PendingEvent(e.hasTrackUuid() ? e.getTrackUuid() : in.defaultTrack, e.getType(), name, args, e, p));
+  }
+
+  private static boolean usesInterning(TrackEvent e) {
+    return e.hasNameIid() || e.getCategoryIidsCount() > 0 || !e.hasTrackUuid()
+        || e.getDebugAnnotationsList().stream().anyMatch(DebugAnnotation::hasNameIid);
   }
 
   private String lookup(Map<Long, String> table, long iid, int seq) {
@@ -107,6 +126,18 @@ final class DemoTrace {
     return d.hasStaticName() ? d.getStaticName() : d.getName();
   }
 
+  /** A track's own name (for a thread track, the lane name jvm.jfr gives it); "" when it has none. */
+  String laneName(long uuid) {
+    TrackDescriptor d = tracks.get(uuid);
+    return d == null ? "" : d.hasStaticName() ? d.getStaticName() : d.getName();
+  }
+
+  /** The pid of a thread track's descriptor, 0 for other tracks. */
+  int pidOf(long uuid) {
+    TrackDescriptor d = tracks.get(uuid);
+    return d != null && d.hasThread() ? d.getThread().getPid() : 0;
+  }
+
   /** Thread names of the thread track descriptors. */
   Set<String> threadNames() {
     return tracks.values().stream().filter(TrackDescriptor::hasThread)
@@ -114,7 +145,8 @@ final class DemoTrace {
   }
 
   boolean hasCounterTrack(String name) {
-    return tracks.values().stream().anyMatch(d -> d.hasCounter() && name.equals(d.getStaticName()));
+    return tracks.values().stream().anyMatch(d -> d.hasCounter()
+        && (name.equals(d.getStaticName()) || name.equals(d.getName())));
   }
 
   List<Event> named(String name) {
@@ -127,5 +159,10 @@ final class DemoTrace {
 
   List<Event> onTrack(String track) {
     return events.stream().filter(e -> track.equals(e.track())).toList();
+  }
+
+  /** Events of a TrackEvent category (inline categories; jvm.jfr writes "jvm.gc" and the like). */
+  List<Event> inCategory(String category) {
+    return events.stream().filter(e -> e.raw().getCategoriesList().contains(category)).toList();
   }
 }

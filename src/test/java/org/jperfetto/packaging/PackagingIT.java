@@ -227,6 +227,10 @@ class PackagingIT {
     org.jperfetto.protos.Trace parsed = org.jperfetto.protos.Trace.parseFrom(Files.readAllBytes(trace));
     assertTrue(parsed.getPacketList().stream().anyMatch(org.jperfetto.protos.TracePacket::hasTrackEvent),
         "the demo workload's track events, recorded through the image's launcher");
+    // jvm.jfr inside the image (module path, jlink runtime): JFR's events reach the trace.
+    assertTrue(parsed.getPacketList().stream().anyMatch(p -> p.hasTrackEvent()
+        && p.getTrackEvent().getCategoriesList().stream().anyMatch(c -> c.startsWith("jvm."))),
+        () -> "jvm.jfr events in the image's demo trace: " + demo);
   }
 
   record Result(int exit, String stdout, String stderr) {}

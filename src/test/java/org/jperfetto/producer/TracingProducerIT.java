@@ -40,7 +40,7 @@ class TracingProducerIT {
   }
 
   /** A data source recording its callbacks; per-instance state is "state-<id>". */
-  static final class Recorder implements DataSourceHandler<String> {
+  static class Recorder implements DataSourceHandler<String> {
     final List<String> events = new java.util.concurrent.CopyOnWriteArrayList<>();
     final AtomicReference<StopHandle> heldStop = new AtomicReference<>();
     volatile boolean holdStop;
@@ -177,6 +177,45 @@ class TracingProducerIT {
       assertEquals(1, host.writers.get(0).getTargetBuffer());
       assertEquals(reads.get(0).writerId(), host.writers.get(0).getTraceWriterId());
       assertEquals(0, host.service.badChunks);
+    }
+  }
+
+  @Test
+  void asynchronousFlushIsAckedOnlyWhenDoneAndAfterWhatWasCommittedMeanwhile() throws Exception {
+    AtomicReference<DataSourceHandler.FlushHandle> held = new AtomicReference<>();
+    Recorder recorder = new Recorder() {
+      @Override
+      public void onFlush(DataSourceInstance<String> instance, FlushHandle flush) {
+        events.add("async flush " + instance.instanceId());
+        held.set(flush); // finished later by another thread, as a stream-draining source does
+      }
+    };
+    DataSource<String> ds = dataSource(recorder, BufferExhaustedPolicy.STALL);
+    try (FakeProducerHost host = new FakeProducerHost(socket(), false); TracingProducer producer = producer(ds)) {
+      ready(host, producer);
+      host.setUpTracing(64, 4096, 8 << 20);
+      host.startDataSource(5, DS, 1);
+      await("instance enabled", ds::isEnabled);
+      host.flush(78, 5);
+      await("flush handed to the data source", () -> held.get() != null);
+      // The producer's thread is free while the flush is pending: commits still flow.
+      ds.trace(ctx -> {
+        writeTest(ctx, 1, "before done");
+        ctx.flush();
+      });
+      await("committed while the flush is pending", () -> host.service.chunksMoved > 0);
+      Thread.sleep(200);
+      assertEquals(-1, host.flushAckIndex(78), "no ack before done()");
+      int commitsBeforeDone = host.commits.size();
+      Thread other = Thread.ofPlatform().start(() -> {
+        held.get().done();
+        held.get().done(); // a second call does nothing
+      });
+      other.join();
+      await("flush ack", () -> host.flushAckIndex(78) >= 0);
+      assertTrue(host.flushAckIndex(78) >= commitsBeforeDone, "ack after the chunk committed meanwhile");
+      assertEquals(1, host.commits.stream().filter(c -> c.getFlushRequestId() == 78).count());
+      assertEquals(List.of("async flush 5"), recorder.events.stream().filter(e -> e.contains("flush")).toList());
     }
   }
 

@@ -5,9 +5,14 @@ import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.NavigableMap;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingStream;
 import org.jperfetto.producer.DataSource;
+import org.jperfetto.producer.DataSourceHandler;
 import org.jperfetto.producer.DataSourceInstance;
 import org.jperfetto.producer.TraceWriter;
 
@@ -18,10 +23,12 @@ import org.jperfetto.producer.TraceWriter;
  * that thread.
  *
  * <p>Draining. JFR hands events to the stream about once a second. {@link #flush} and {@link #stop}
- * commit a {@link ClockMark} carrying a sequence number and wait until the stream has dispatched
- * the JFR flush segment holding that mark: JFR writes every event committed before the mark into
- * that segment or an earlier one, so everything JFR had before the request is in the trace (and
- * committed to the service) before the flush is acknowledged or the stop reported.
+ * commit a {@link ClockMark} carrying a sequence number; the flush is acknowledged, and the stop
+ * reported, once the stream has dispatched the JFR flush segment holding that mark: JFR writes
+ * every event committed before the mark into that segment or an earlier one, so everything JFR had
+ * before the request is in the trace (and committed to the service) first. Neither blocks the
+ * producer's thread: it sends the commits the stream thread's writing produces, so a flush that
+ * waited on it would stall the stream on a full shared memory buffer (a deadlock until the timeout).
  */
 public final class JfrBridge {
   private static final Logger LOG = System.getLogger(JfrBridge.class.getName());
@@ -38,15 +45,17 @@ public final class JfrBridge {
   private final JvmTrackEncoder encoder;
   private final JfrClock clock = new JfrClock();
   private final List<JvmEvent> pending = new ArrayList<>();
+  private Thread starter;
   private RecordingStream stream;
   private boolean stopping;
   private volatile TraceWriter lastWriter;
   private int seenGeneration;
 
-  // Stream thread writes, others wait: guarded by this.
+  // Shared by the stream thread and the flushing/stopping threads: guarded by this.
   private long requestedMark;
   private long seenMark;
-  private long drainedMark;
+  /** Flushes waiting for their mark to be dispatched, by mark. */
+  private final NavigableMap<Long, DataSourceHandler.FlushHandle> flushes = new TreeMap<>();
   private volatile long eventsWritten;
   private volatile long eventsDropped;
   private volatile long eventsFailed;
@@ -67,6 +76,11 @@ public final class JfrBridge {
     return clock;
   }
 
+  /** Whether the JFR stream runs: set shortly after start (which is asynchronous), cleared never. */
+  public synchronized boolean isRecording() {
+    return stream != null;
+  }
+
   /** JvmEvents written so far. */
   public long eventsWritten() {
     return eventsWritten;
@@ -82,59 +96,110 @@ public final class JfrBridge {
     return eventsFailed;
   }
 
-  /** Starts the recording stream. */
+  /**
+   * Starts the recording stream on a helper thread and returns at once: the first RecordingStream
+   * of a JVM costs JFR's initialisation (half a second to two on this machine), which must not hold
+   * up the producer's thread and with it every writer's commits. JFR records from the moment the
+   * stream has started; flushes before that have nothing of it to wait for.
+   */
   synchronized void start() {
-    if (stream != null) {
+    if (starter != null) {
       return;
     }
-    RecordingStream rs = new RecordingStream();
-    rs.setSettings(config.settings());
-    rs.enable(ClockMark.class).withThreshold(Duration.ZERO).withoutStackTrace();
-    rs.onEvent(this::onEvent);
-    rs.onFlush(this::onStreamFlush);
-    rs.onError(t -> LOG.log(Level.WARNING, "jvm.jfr: recording stream failed", t));
-    rs.startAsync();
-    stream = rs;
+    starter = Thread.ofPlatform().daemon().name("jvm.jfr start " + instance.instanceId()).start(this::startStream);
+  }
+
+  private void startStream() {
+    RecordingStream rs;
+    try {
+      rs = new RecordingStream();
+      rs.setSettings(config.settings());
+      rs.enable(ClockMark.class).withThreshold(Duration.ZERO).withoutStackTrace();
+      rs.onEvent(this::onEvent);
+      rs.onFlush(this::onStreamFlush);
+      rs.onError(t -> LOG.log(Level.WARNING, "jvm.jfr: recording stream failed", t));
+    } catch (RuntimeException e) {
+      LOG.log(Level.ERROR, "jvm.jfr: could not create the recording stream of " + instance, e);
+      return;
+    }
+    synchronized (this) {
+      if (stopping) {
+        rs.close();
+        return;
+      }
+      rs.startAsync();
+      stream = rs;
+    }
     ClockMark.emit(id, nextMark());
     LOG.log(Level.DEBUG, () -> "jvm.jfr: recording started for " + instance + " with " + config.settings().size() + " settings");
   }
 
   /**
-   * Waits (at most timeout) until everything JFR recorded before this call is written and handed
-   * to the service. Returns false on timeout.
+   * Calls {@code done} once everything JFR recorded before this call is written and handed to the
+   * service, or after {@code timeout} (logged). Does not wait: the caller is the producer's thread,
+   * which must stay free to send the commits the drain produces.
    */
-  boolean flush(Duration timeout) throws InterruptedException {
+  void flush(DataSourceHandler.FlushHandle done, Duration timeout) {
+    long mark;
     synchronized (this) {
       if (stream == null || stopping) {
-        return true; // nothing recorded, or the stop drains it
+        mark = 0; // nothing recorded, or the stop drains it
+      } else {
+        mark = nextMark();
+        flushes.put(mark, done);
       }
     }
-    long mark = nextMark();
+    if (mark == 0) {
+      done.done();
+      return;
+    }
     ClockMark.emit(id, mark);
-    return awaitDrained(mark, timeout);
+    CompletableFuture.delayedExecutor(timeout.toNanos(), TimeUnit.NANOSECONDS).execute(() -> {
+      DataSourceHandler.FlushHandle late;
+      synchronized (this) {
+        late = flushes.remove(mark);
+      }
+      if (late != null) {
+        LOG.log(Level.WARNING, "jvm.jfr: flush of " + instance + " acknowledged before JFR drained ("
+            + timeout.toMillis() + " ms)");
+        late.done();
+      }
+    });
   }
 
-  /** Drains what JFR recorded before now, stops and closes the stream, commits the last chunk. */
-  void stop(Duration timeout) {
-    RecordingStream rs;
+  /** Stops the stream once it dispatched all JFR recorded before now, closes it, commits the last chunk. */
+  void stop() {
+    Thread startedBy;
     synchronized (this) {
-      rs = stream;
-      if (rs == null || stopping) {
+      if (starter == null || stopping) {
         return; // not started, or stopped already (a stop, then the producer disconnecting)
       }
       stopping = true;
+      startedBy = starter;
     }
     try {
-      long mark = nextMark();
-      ClockMark.emit(id, mark);
-      if (!awaitDrained(mark, timeout)) {
-        LOG.log(Level.WARNING, "jvm.jfr: stream did not drain within " + timeout.toMillis() + " ms; stopping anyway");
-      }
-      rs.stop(); // dispatches what is left, then returns once the stream thread is done with it
+      startedBy.join(); // a stream it makes from now on is closed unstarted (stopping is set)
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    }
+    RecordingStream rs;
+    synchronized (this) {
+      rs = stream;
+    }
+    if (rs == null) {
+      completeFlushes(Long.MAX_VALUE);
+      return;
+    }
+    try {
+      // RecordingStream.stop (JDK 20+) ends the recording with a last flush and returns once the
+      // stream thread has dispatched every event in it: no separate drain (a JFR flush, ~1 s) first.
+      rs.stop();
+    } catch (IllegalStateException e) {
+      // JFR's shutdown hook stopped every recording first (the JVM is exiting): nothing more comes.
+      LOG.log(Level.DEBUG, () -> "jvm.jfr: recording of " + instance + " already stopped: " + e.getMessage());
     } finally {
       rs.close();
+      completeFlushes(Long.MAX_VALUE); // whatever JFR had is in (or will never come)
       TraceWriter w = lastWriter; // the stream thread has finished with it (and is gone)
       if (w != null) {
         w.close(); // commits the last chunk and gives the writer id back
@@ -145,20 +210,19 @@ public final class JfrBridge {
         + " ns, steps=" + clock.steps());
   }
 
-  private synchronized long nextMark() {
-    return ++requestedMark;
+  /** Acknowledges the flushes whose marks are at most upTo. */
+  private void completeFlushes(long upTo) {
+    List<DataSourceHandler.FlushHandle> done = new ArrayList<>();
+    synchronized (this) {
+      var head = flushes.headMap(upTo, true);
+      done.addAll(head.values());
+      head.clear();
+    }
+    done.forEach(DataSourceHandler.FlushHandle::done);
   }
 
-  private synchronized boolean awaitDrained(long mark, Duration timeout) throws InterruptedException {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (drainedMark < mark) {
-      long left = deadline - System.nanoTime();
-      if (left <= 0) {
-        return false;
-      }
-      wait(Math.max(1, left / 1_000_000));
-    }
-    return true;
+  private synchronized long nextMark() {
+    return ++requestedMark;
   }
 
   // ---- stream thread ----
@@ -232,10 +296,11 @@ public final class JfrBridge {
         }
       });
     }
+    long drained;
     synchronized (this) {
-      drainedMark = seenMark;
-      notifyAll();
+      drained = seenMark; // every mark seen so far was in a segment the stream has now dispatched
     }
+    completeFlushes(drained);
     ClockMark.emit(id, 0); // a mark per JFR flush keeps checking the clock for drift
   }
 }

@@ -26,14 +26,14 @@ import org.jperfetto.protos.DataSourceDescriptor;
  * (see {@link JfrConfig}); a bad config is refused at setup with a logged error naming the problem,
  * and that instance records nothing.
  *
- * <p>Flush and stop drain the stream first (see {@link JfrBridge}): a flush blocks the producer's
- * thread until JFR's next flush (about a second, at most {@link #DRAIN_TIMEOUT}); a stop finishes
- * asynchronously on its own thread.
+ * <p>Flush and stop drain the stream first (see {@link JfrBridge}): both finish asynchronously,
+ * once JFR's next flush (about a second, at most {@link #DRAIN_TIMEOUT}) has been written; neither
+ * blocks the producer's thread.
  */
 public final class JfrDataSource {
   /** The data source name a session asks for. */
   public static final String NAME = "jvm.jfr";
-  /** Longest a flush or stop waits for the stream to drain (under the service's 5 s timeouts). */
+  /** Longest a flush waits for the stream to drain before it is acknowledged anyway (under the service's 5 s timeout). */
   public static final Duration DRAIN_TIMEOUT = Duration.ofMillis(3000);
 
   private static final Logger LOG = System.getLogger(JfrDataSource.class.getName());
@@ -57,6 +57,17 @@ public final class JfrDataSource {
     DataSource<JfrBridge> ds = create();
     producer.register(ds);
     return ds;
+  }
+
+  /** How many started instances of ds have their JFR stream running (it starts asynchronously). */
+  public static int recordingInstances(DataSource<JfrBridge> ds) {
+    int[] n = {0};
+    ds.trace(ctx -> {
+      if (ctx.state() != null && ctx.state().isRecording()) {
+        n[0]++;
+      }
+    });
+    return n[0];
   }
 
   /** The instance's parsed config, or null if it was refused. */
@@ -87,19 +98,13 @@ public final class JfrDataSource {
     }
 
     @Override
-    public void onFlush(DataSourceInstance<JfrBridge> instance) {
+    public void onFlush(DataSourceInstance<JfrBridge> instance, FlushHandle flush) {
       JfrBridge b = instance.state();
       if (b == null) {
+        flush.done();
         return;
       }
-      try {
-        if (!b.flush(DRAIN_TIMEOUT)) {
-          LOG.log(Level.WARNING, "jvm.jfr: flush of instance " + instance.instanceId()
-              + " acknowledged before JFR drained (" + DRAIN_TIMEOUT.toMillis() + " ms)");
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
+      b.flush(flush, DRAIN_TIMEOUT);
     }
 
     @Override
@@ -111,7 +116,7 @@ public final class JfrDataSource {
       }
       Thread.ofPlatform().daemon().name("jvm.jfr stop " + instance.instanceId()).start(() -> {
         try {
-          b.stop(DRAIN_TIMEOUT);
+          b.stop();
         } finally {
           stop.done();
         }

@@ -32,9 +32,9 @@ public final class JfrChild {
       }
       say("READY");
       long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-      while (!ds.isEnabled()) {
+      while (JfrDataSource.recordingInstances(ds) == 0) {
         if (System.nanoTime() > deadline) {
-          throw new IllegalStateException("jvm.jfr never started");
+          throw new IllegalStateException("jvm.jfr never started recording");
         }
         Thread.sleep(5);
       }

@@ -32,6 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(60)
 class JfrDataSourceIT {
   @TempDir Path dir;
+  String producerSocket;
   ServiceHost host;
   TracingProducer producer;
   TracingConsumer consumer;
@@ -40,6 +41,7 @@ class JfrDataSourceIT {
   @BeforeEach
   void start() throws Exception {
     String p = dir.resolve("p.sock").toString();
+    producerSocket = p;
     String c = dir.resolve("c.sock").toString();
     host = ServiceHost.start(ServiceHost.Options.of(p, c));
     producer = TracingProducer.builder("jfr-it").socketPath(p).start();
@@ -94,7 +96,7 @@ class JfrDataSourceIT {
     Thread.sleep(200);
     assertEquals(before, recordings(), "registered but not enabled: no recording");
     TracingSession session = enable("groups=locks,gc lock_threshold=1ms");
-    await("jvm.jfr enabled", ds::isEnabled);
+    await("jvm.jfr recording", () -> JfrDataSource.recordingInstances(ds) == 1);
     assertEquals(before + 1, recordings(), "one RecordingStream while enabled");
 
     JvmWorkload w = new JvmWorkload();
@@ -110,11 +112,60 @@ class JfrDataSourceIT {
     await("recording closed", () -> recordings() == before);
   }
 
+  /**
+   * The regression behind the demo's 3-second flushes: a flush of jvm.jfr used to block the
+   * producer's thread until the stream drained, but that thread also sends every CommitData; with
+   * another data source filling the (small) shared memory buffer meanwhile, the stream thread
+   * stalled on a new chunk and the flush only ended at JfrDataSource.DRAIN_TIMEOUT.
+   */
+  @Test
+  void flushDrainsPromptlyWhileAnotherDataSourceFillsTheSharedMemory() throws Exception {
+    DataSource<Void> busy = DataSource.create(
+        org.jperfetto.protos.DataSourceDescriptor.newBuilder().setName("jfr-it.busy").build(),
+        new org.jperfetto.producer.DataSourceHandler<Void>() {}, org.jperfetto.producer.BufferExhaustedPolicy.STALL_THEN_DROP);
+    try (TracingProducer small = TracingProducer.builder("jfr-it-small").socketPath(producerSocket)
+        .smbSizeHint(16 * 4096).smbPageSizeHint(4096).dataSource(busy).start()) {
+      DataSource<JfrBridge> jfr = JfrDataSource.register(small);
+      assertTrue(small.awaitConnected(Duration.ofSeconds(10)));
+      small.sync().get(10, TimeUnit.SECONDS);
+      TracingSession session = consumer.enableTracing(TraceConfig.newBuilder()
+          .addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb(8 * 1024))
+          .addDataSources(TraceConfig.DataSource.newBuilder().setConfig(DataSourceConfig.newBuilder()
+              .setName(JfrDataSource.NAME).setLegacyConfig("groups=locks lock_threshold=1ms")))
+          .addDataSources(TraceConfig.DataSource.newBuilder().setConfig(DataSourceConfig.newBuilder()
+              .setName("jfr-it.busy")))
+          .build());
+      await("both enabled", () -> JfrDataSource.recordingInstances(jfr) == 1 && busy.isEnabled());
+      java.util.concurrent.atomic.AtomicBoolean run = new java.util.concurrent.atomic.AtomicBoolean(true);
+      Thread writer = Thread.ofPlatform().name("busy writer").start(() -> {
+        byte[] payload = org.jperfetto.protos.TestEvent.newBuilder().setStr("x".repeat(500)).build().toByteArray();
+        while (run.get()) {
+          busy.trace(ctx -> ctx.newTracePacket().appendBytes(TracePacket.FOR_TESTING_FIELD_NUMBER, payload));
+        }
+      });
+      try {
+        JvmWorkload w = new JvmWorkload();
+        for (int round = 0; round < 2; round++) {
+          w.park(1);
+          long t0 = System.nanoTime();
+          consumer.flush(Duration.ofSeconds(5), FlushFlags.NONE).get(10, TimeUnit.SECONDS);
+          long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+          assertTrue(ms < JfrDataSource.DRAIN_TIMEOUT.toMillis() - 200,
+              "flush " + round + " took " + ms + " ms: it waited for the drain timeout, not the drain");
+        }
+      } finally {
+        run.set(false);
+        writer.join();
+      }
+      disable(session);
+    }
+  }
+
   @Test
   void twoSessionsEachGetTheirOwnRecordingAndDrain() throws Exception {
     int before = recordings();
     TracingSession first = enable("groups=locks lock_threshold=1ms");
-    await("first instance", () -> ds.activeInstances() == 1);
+    await("first instance", () -> JfrDataSource.recordingInstances(ds) == 1);
     TracingConsumer other = TracingConsumer.connect(dir.resolve("c.sock").toString());
     try {
       TracingSession second = other.enableTracing(TraceConfig.newBuilder()
@@ -122,7 +173,7 @@ class JfrDataSourceIT {
           .addDataSources(TraceConfig.DataSource.newBuilder().setConfig(
               DataSourceConfig.newBuilder().setName(JfrDataSource.NAME).setLegacyConfig("groups=locks lock_threshold=1ms")))
           .build());
-      await("second instance", () -> ds.activeInstances() == 2);
+      await("second instance", () -> ds.activeInstances() == 2 && JfrDataSource.recordingInstances(ds) == 2);
       assertEquals(before + 2, recordings(), "one RecordingStream per instance");
       JvmWorkload w = new JvmWorkload();
       w.park(1);
