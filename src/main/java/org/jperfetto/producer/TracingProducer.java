@@ -218,7 +218,10 @@ public final class TracingProducer implements AutoCloseable {
         UpdateDataSourceRequest.newBuilder().setDataSourceDescriptor(descriptor).build());
   }
 
-  /** Sync: completes when the service has processed everything sent before; METHOD_NOT_FOUND if absent. */
+  /**
+   * Sync: completes when the service has processed everything sent before, and this producer the
+   * commands the service sent before its answer; METHOD_NOT_FOUND if absent.
+   */
   public CompletableFuture<Void> sync() {
     return call("Sync", SyncRequest.getDefaultInstance());
   }
@@ -231,15 +234,29 @@ public final class TracingProducer implements AutoCloseable {
         result.completeExceptionally(new IllegalStateException("not connected to " + socketPath));
         return;
       }
-      c.port.invoke(method, request).whenComplete((reply, err) -> {
-        if (err != null) {
-          result.completeExceptionally(err);
-        } else {
-          result.complete(null);
-        }
-      });
+      c.port.invoke(method, request).whenComplete((reply, err) -> completeOnProducerThread(result, err));
     });
     return result;
+  }
+
+  /**
+   * Completes f on the producer thread, behind the commands that arrived before the answer: after a
+   * {@link #sync()} the producer has acted on everything the service sent before it answered (an
+   * in-process session's start waits on this).
+   */
+  private void completeOnProducerThread(CompletableFuture<Void> f, Throwable err) {
+    Runnable complete = () -> {
+      if (err != null) {
+        f.completeExceptionally(err);
+      } else {
+        f.complete(null);
+      }
+    };
+    try {
+      executor.execute(complete);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      complete.run(); // closing: nothing is left to wait for
+    }
   }
 
   private void run(Runnable task) {
