@@ -32,6 +32,7 @@ import org.jperfetto.protos.DataSourceDescriptor;
 import org.jperfetto.protos.GetAsyncCommandRequest;
 import org.jperfetto.protos.GetAsyncCommandResponse;
 import org.jperfetto.protos.InitializeConnectionRequest;
+import org.jperfetto.protos.InitializeConnectionResponse;
 import org.jperfetto.protos.NotifyDataSourceStartedRequest;
 import org.jperfetto.protos.NotifyDataSourceStoppedRequest;
 import org.jperfetto.protos.RegisterDataSourceRequest;
@@ -72,6 +73,9 @@ public final class TracingProducer implements AutoCloseable {
   private final int smbPageSizeHint;
   private final long initialBackoffMs;
   private final long maxBackoffMs;
+  private final boolean provideSmb;
+  private final long providedSmbSize;
+  private final int providedSmbSeals;
   private final ScheduledExecutorService executor;
   private final List<DataSource<?>> dataSources = new CopyOnWriteArrayList<>();
 
@@ -83,12 +87,16 @@ public final class TracingProducer implements AutoCloseable {
   private volatile boolean closed;
   private volatile CompletableFuture<Void> connected = new CompletableFuture<>();
   private volatile int connections;
+  private volatile boolean usingProvidedSmb;
 
   private TracingProducer(Builder b) {
     this.name = b.name;
     this.socketPath = b.socketPath != null ? b.socketPath : ProducerSockets.defaultPath();
     this.smbSizeHint = b.smbSizeHint;
     this.smbPageSizeHint = b.smbPageSizeHint;
+    this.provideSmb = b.provideSmb;
+    this.providedSmbSize = b.providedSmbSize;
+    this.providedSmbSeals = b.providedSmbSeals;
     this.initialBackoffMs = b.initialBackoff.toMillis();
     this.maxBackoffMs = b.maxBackoff.toMillis();
     this.backoffMs = initialBackoffMs;
@@ -112,6 +120,9 @@ public final class TracingProducer implements AutoCloseable {
     private int smbPageSizeHint;
     private Duration initialBackoff = Duration.ofMillis(100);
     private Duration maxBackoff = Duration.ofSeconds(30);
+    private boolean provideSmb;
+    private long providedSmbSize;
+    private int providedSmbSeals = ProvidedSmb.REQUIRED_SEALS;
     private final List<DataSource<?>> dataSources = new java.util.ArrayList<>();
 
     private Builder(String name) {
@@ -133,6 +144,24 @@ public final class TracingProducer implements AutoCloseable {
     /** shared_memory_page_size_hint_bytes (0: the service's default, 4 KiB). */
     public Builder smbPageSizeHint(int bytes) {
       this.smbPageSizeHint = bytes;
+      return this;
+    }
+
+    /**
+     * Offer the service our own shared memory buffer with each InitializeConnection (upstream's
+     * producer-provided SMB): a sealed memfd of the hinted sizes (invalid hints: 256 KiB of 4 KiB
+     * pages), sent with the sizes as the hints. If the service does not adopt it, the producer uses
+     * the one the service sends, as without this option.
+     */
+    public Builder producerProvidedSmb(boolean provide) {
+      this.provideSmb = provide;
+      return this;
+    }
+
+    /** Tests only: offer an SMB of exactly size bytes (0: from the hints) with these seals. */
+    Builder providedSmbShape(long size, int seals) {
+      this.providedSmbSize = size;
+      this.providedSmbSeals = seals;
       return this;
     }
 
@@ -179,6 +208,14 @@ public final class TracingProducer implements AutoCloseable {
     } catch (java.util.concurrent.ExecutionException e) {
       return false;
     }
+  }
+
+  /**
+   * Whether the service adopted the SMB this producer offered on the current connection
+   * (InitializeConnectionResponse.using_shmem_provided_by_producer); false when not connected.
+   */
+  public boolean usingProducerProvidedSmb() {
+    return usingProvidedSmb && isConnected();
   }
 
   /** Connections initialized so far (1 after the first, 2 after a reconnect, ...). */
@@ -310,19 +347,44 @@ public final class TracingProducer implements AutoCloseable {
     // As upstream's SDK: both hints always present (0 = the service's default), SMB scraping asked
     // for (so the service can read chunks our idle writers still hold), and GetAsyncCommand
     // pipelined right behind InitializeConnection.
-    InitializeConnectionRequest init = InitializeConnectionRequest.newBuilder()
+    InitializeConnectionRequest.Builder init = InitializeConnectionRequest.newBuilder()
         .setSharedMemoryPageSizeHintBytes(smbPageSizeHint)
         .setSharedMemorySizeHintBytes(smbSizeHint)
         .setProducerName(name)
-        .setSmbScrapingMode(InitializeConnectionRequest.ProducerSMBScrapingMode.SMB_SCRAPING_ENABLED)
-        .setSdkVersion(SDK_VERSION)
-        .build();
-    port.invoke("InitializeConnection", init).whenComplete((reply, e) -> run(() -> onInitialized(c, e)));
+        .setSmbScrapingMode(InitializeConnectionRequest.ProducerSMBScrapingMode.SMB_SCRAPING_ENABLED);
+    int fd = -1;
+    if (provideSmb) {
+      c.providedSmb = createProvidedSmb();
+      if (c.providedSmb != null) {
+        // The service adopts it only if the hints are its exact sizes.
+        init.setSharedMemoryPageSizeHintBytes(c.providedSmb.pageSize())
+            .setSharedMemorySizeHintBytes((int) c.providedSmb.segment().byteSize())
+            .setProducerProvidedShmem(true);
+        fd = c.providedSmb.fd();
+      }
+    }
+    init.setSdkVersion(SDK_VERSION);
+    port.invoke("InitializeConnection", init.build().toByteString(), fd)
+        .whenComplete((reply, e) -> run(() -> onInitialized(c, reply, e)));
     port.invokeStreaming("GetAsyncCommand", GetAsyncCommandRequest.getDefaultInstance().toByteString(), -1,
         reply -> onAsyncCommandReply(c, reply));
   }
 
-  private void onInitialized(Connection c, Throwable err) {
+  /** Our own SMB for this connection; null (the service's will do) if the kernel refuses one. */
+  private ProvidedSmb createProvidedSmb() {
+    ProvidedSmb.Sizes sizes = ProvidedSmb.Sizes.forHints(Integer.toUnsignedLong(smbSizeHint),
+        Integer.toUnsignedLong(smbPageSizeHint));
+    long size = providedSmbSize != 0 ? providedSmbSize : sizes.size();
+    try {
+      return ProvidedSmb.create(size, sizes.pageSize(), providedSmbSeals);
+    } catch (ErrnoException e) {
+      LOG.log(Level.WARNING, "producer " + name + ": cannot make its own SMB (" + e.getMessage()
+          + "); the service will provide one");
+      return null;
+    }
+  }
+
+  private void onInitialized(Connection c, Reply reply, Throwable err) {
     if (c.lost) {
       return;
     }
@@ -331,6 +393,24 @@ public final class TracingProducer implements AutoCloseable {
       onDisconnected(c, "InitializeConnection failed");
       return;
     }
+    if (c.providedSmb != null) {
+      boolean adopted;
+      try {
+        adopted = InitializeConnectionResponse.parseFrom(reply.bytes()).getUsingShmemProvidedByProducer();
+      } catch (InvalidProtocolBufferException e) {
+        LOG.log(Level.WARNING, "producer " + name + ": malformed InitializeConnectionResponse: " + e.getMessage());
+        adopted = false;
+      }
+      if (adopted) {
+        useProvidedSmb(c);
+      } else {
+        // Unlike upstream's SDK (which reconnects without it), keep this connection: the service
+        // sends its own SMB with setup_tracing, as for a producer that offered none.
+        LOG.log(Level.INFO, "producer " + name + ": the service did not adopt our SMB; using the one it sends");
+        c.providedSmb = null;
+      }
+    }
+    usingProvidedSmb = c.arbiter != null && c.usingProvidedSmb;
     c.initialized = true;
     for (DataSource<?> ds : dataSources) {
       c.registerDataSource(ds.descriptor());
@@ -398,9 +478,25 @@ public final class TracingProducer implements AutoCloseable {
     Fds.closeQuietly(fd);
   }
 
+  /** Writers go into our own SMB, which the service adopted. */
+  private void useProvidedSmb(Connection c) {
+    if (c.arbiter == null) {
+      ProvidedSmb smb = c.providedSmb;
+      c.arbiter = new SharedMemoryArbiter(new SharedMemoryAbi(smb.segment(), smb.pageSize()), c);
+      c.usingProvidedSmb = true;
+      LOG.log(Level.DEBUG, () -> "producer " + name + ": the service adopted our SMB, size="
+          + smb.segment().byteSize() + " page=" + smb.pageSize());
+    }
+  }
+
   /** Maps the service's SMB after checking what came with setup_tracing. */
   private void setUpTracing(Connection c, int pageSizeKb, int fd) {
     try {
+      if (fd < 0 && c.providedSmb != null) {
+        // Without an fd: the service adopted ours (this may come before the InitializeConnection answer).
+        useProvidedSmb(c);
+        return;
+      }
       if (c.arbiter != null) {
         LOG.log(Level.WARNING, "producer " + name + ": setup_tracing again; keeping the first SMB");
         return;
@@ -606,6 +702,9 @@ public final class TracingProducer implements AutoCloseable {
     IpcClient client;
     BoundService port;
     SharedMemoryArbiter arbiter;
+    /** The SMB offered with InitializeConnection, until the service refuses it. */
+    ProvidedSmb providedSmb;
+    boolean usingProvidedSmb;
     boolean initialized;
     volatile boolean lost;
     final Map<Long, Active<?>> instances = new HashMap<>();
