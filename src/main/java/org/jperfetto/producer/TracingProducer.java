@@ -76,6 +76,8 @@ public final class TracingProducer implements AutoCloseable {
   private final boolean provideSmb;
   private final long providedSmbSize;
   private final int providedSmbSeals;
+  private final org.jperfetto.protos.TraceConfig startupConfig;
+  private final Duration startupTimeout;
   private final ScheduledExecutorService executor;
   private final List<DataSource<?>> dataSources = new CopyOnWriteArrayList<>();
 
@@ -89,6 +91,14 @@ public final class TracingProducer implements AutoCloseable {
   private volatile int connections;
   private volatile boolean usingProvidedSmb;
 
+  // startup tracing (producer thread): the SMB and arbiter made before connecting, until the first
+  // connection takes them; the instances started on them.
+  private StartupTracing startup;
+  private ProvidedSmb startupSmb;
+  private SharedMemoryArbiter startupArbiter;
+  private final List<StartupInstance> startupInstances = new java.util.ArrayList<>();
+  private volatile int startupPending;
+
   private TracingProducer(Builder b) {
     this.name = b.name;
     this.socketPath = b.socketPath != null ? b.socketPath : ProducerSockets.defaultPath();
@@ -97,6 +107,8 @@ public final class TracingProducer implements AutoCloseable {
     this.provideSmb = b.provideSmb;
     this.providedSmbSize = b.providedSmbSize;
     this.providedSmbSeals = b.providedSmbSeals;
+    this.startupConfig = b.startupConfig;
+    this.startupTimeout = b.startupTimeout;
     this.initialBackoffMs = b.initialBackoff.toMillis();
     this.maxBackoffMs = b.maxBackoff.toMillis();
     this.backoffMs = initialBackoffMs;
@@ -123,6 +135,8 @@ public final class TracingProducer implements AutoCloseable {
     private boolean provideSmb;
     private long providedSmbSize;
     private int providedSmbSeals = ProvidedSmb.REQUIRED_SEALS;
+    private org.jperfetto.protos.TraceConfig startupConfig;
+    private Duration startupTimeout;
     private final List<DataSource<?>> dataSources = new java.util.ArrayList<>();
 
     private Builder(String name) {
@@ -158,6 +172,23 @@ public final class TracingProducer implements AutoCloseable {
       return this;
     }
 
+    /**
+     * Startup tracing (upstream's {@code SetupStartupTracingBlocking}): {@link #start()} starts, before
+     * connecting, an instance of each of this producer's data sources that config lists, writing
+     * into the producer's own SMB (implies {@link #producerProvidedSmb}). When a session of the
+     * service then starts a data source with the same config (the fields the service fills in
+     * aside), the startup instance becomes that session's: what it wrote so far goes into the
+     * session's buffer. Instances no session adopted within timeout are stopped and their data
+     * dropped. Use a data source with {@link BufferExhaustedPolicy#DROP} or STALL_THEN_DROP: until
+     * adoption nothing frees the SMB.
+     */
+    public Builder startupTracing(org.jperfetto.protos.TraceConfig config, Duration timeout) {
+      this.startupConfig = Objects.requireNonNull(config, "startup config");
+      this.startupTimeout = Objects.requireNonNull(timeout, "startup timeout");
+      this.provideSmb = true;
+      return this;
+    }
+
     /** Tests only: offer an SMB of exactly size bytes (0: from the hints) with these seals. */
     Builder providedSmbShape(long size, int seals) {
       this.providedSmbSize = size;
@@ -180,6 +211,20 @@ public final class TracingProducer implements AutoCloseable {
     /** Builds the producer and starts connecting (in the background). */
     public TracingProducer start() {
       TracingProducer p = new TracingProducer(this);
+      if (startupConfig != null) {
+        // Before returning: the app's first trace points are recorded.
+        CompletableFuture<Void> ready = new CompletableFuture<>();
+        p.executor.execute(() -> {
+          try {
+            p.setUpStartupTracing(startupConfig);
+          } finally {
+            ready.complete(null);
+          }
+        });
+        ready.join();
+        p.executor.schedule(() -> p.abortStartupTracing("not adopted within " + startupTimeout.toMillis() + " ms"),
+            startupTimeout.toMillis(), TimeUnit.MILLISECONDS);
+      }
       p.executor.execute(p::connectNow);
       return p;
     }
@@ -216,6 +261,11 @@ public final class TracingProducer implements AutoCloseable {
    */
   public boolean usingProducerProvidedSmb() {
     return usingProvidedSmb && isConnected();
+  }
+
+  /** Startup tracing instances still waiting for a session to adopt them. */
+  public int startupTracingPending() {
+    return startupPending;
   }
 
   /** Connections initialized so far (1 after the first, 2 after a reconnect, ...). */
@@ -354,7 +404,13 @@ public final class TracingProducer implements AutoCloseable {
         .setSmbScrapingMode(InitializeConnectionRequest.ProducerSMBScrapingMode.SMB_SCRAPING_ENABLED);
     int fd = -1;
     if (provideSmb) {
-      c.providedSmb = createProvidedSmb();
+      if (startupSmb != null) { // the first connection takes what startup tracing writes into
+        c.providedSmb = startupSmb;
+        c.startup = startup;
+        startupSmb = null;
+      } else {
+        c.providedSmb = createProvidedSmb();
+      }
       if (c.providedSmb != null) {
         // The service adopts it only if the hints are its exact sizes.
         init.setSharedMemoryPageSizeHintBytes(c.providedSmb.pageSize())
@@ -408,6 +464,10 @@ public final class TracingProducer implements AutoCloseable {
         // sends its own SMB with setup_tracing, as for a producer that offered none.
         LOG.log(Level.INFO, "producer " + name + ": the service did not adopt our SMB; using the one it sends");
         c.providedSmb = null;
+        if (c.startup != null) {
+          abortStartupTracing("the service did not adopt the SMB");
+          c.startup = null;
+        }
       }
     }
     usingProvidedSmb = c.arbiter != null && c.usingProvidedSmb;
@@ -482,7 +542,13 @@ public final class TracingProducer implements AutoCloseable {
   private void useProvidedSmb(Connection c) {
     if (c.arbiter == null) {
       ProvidedSmb smb = c.providedSmb;
-      c.arbiter = new SharedMemoryArbiter(new SharedMemoryAbi(smb.segment(), smb.pageSize()), c);
+      if (c.startup != null) {
+        c.arbiter = startupArbiter;
+        c.startup.connect(c);
+        run(c.drainTask); // what startup writers committed before (held until adopted)
+      } else {
+        c.arbiter = new SharedMemoryArbiter(new SharedMemoryAbi(smb.segment(), smb.pageSize()), c);
+      }
       c.usingProvidedSmb = true;
       LOG.log(Level.DEBUG, () -> "producer " + name + ": the service adopted our SMB, size="
           + smb.segment().byteSize() + " page=" + smb.pageSize());
@@ -556,6 +622,17 @@ public final class TracingProducer implements AutoCloseable {
     if (existing != null) {
       return existing;
     }
+    StartupInstance early = adoptable(c, config);
+    if (early != null) {
+      early.adopted = true;
+      startupPending--;
+      c.startup.bind(early.placeholder, config.getTargetBuffer());
+      c.instances.put(id, early.active);
+      run(c.drainTask);
+      LOG.log(Level.DEBUG, () -> "producer " + name + ": session instance " + id + " adopted startup instance of "
+          + config.getName());
+      return early.active;
+    }
     DataSource<?> ds = dataSourceNamed(config.getName());
     if (ds == null) {
       LOG.log(Level.WARNING, "producer " + name + ": no data source named " + config.getName());
@@ -580,7 +657,9 @@ public final class TracingProducer implements AutoCloseable {
     if (a == null) {
       return;
     }
-    a.start(c.arbiter);
+    if (!a.startedEarly) {
+      a.start(c.arbiter);
+    }
     if (a.dataSource.descriptor().getWillNotifyOnStart()) {
       c.invokeNoReply("NotifyDataSourceStarted", NotifyDataSourceStartedRequest.newBuilder().setDataSourceId(id).build());
     }
@@ -632,6 +711,90 @@ public final class TracingProducer implements AutoCloseable {
     }
   }
 
+  // ---- startup tracing (producer thread) ----
+
+  /** One startup instance: started before any session, adopted by one or aborted. */
+  private static final class StartupInstance {
+    final Active<?> active;
+    final int placeholder;
+    final DataSourceConfig config;
+    boolean adopted;
+    boolean aborted;
+
+    StartupInstance(Active<?> active, int placeholder, DataSourceConfig config) {
+      this.active = active;
+      this.placeholder = placeholder;
+      this.config = config;
+    }
+  }
+
+  private void setUpStartupTracing(org.jperfetto.protos.TraceConfig config) {
+    ProvidedSmb smb = createProvidedSmb();
+    if (smb == null) {
+      return;
+    }
+    StartupTracing st = new StartupTracing();
+    SharedMemoryArbiter arbiter = new SharedMemoryArbiter(new SharedMemoryAbi(smb.segment(), smb.pageSize()), st);
+    long localId = 0;
+    for (org.jperfetto.protos.TraceConfig.DataSource d : config.getDataSourcesList()) {
+      DataSource<?> ds = dataSourceNamed(d.getConfig().getName());
+      if (ds == null) {
+        continue;
+      }
+      int placeholder = st.reserve();
+      // Local instance ids are negative: the service's are positive.
+      Active<?> a = Active.setUp(ds, --localId, d.getConfig().toBuilder().setTargetBuffer(placeholder).build(),
+          arbiter);
+      if (a == null) {
+        st.bind(placeholder, StartupTracing.ABORTED);
+        continue;
+      }
+      a.start(arbiter);
+      a.startedEarly = true;
+      startupInstances.add(new StartupInstance(a, placeholder, d.getConfig()));
+    }
+    startup = st;
+    startupSmb = smb;
+    startupArbiter = arbiter;
+    startupPending = startupInstances.size();
+    LOG.log(Level.DEBUG, () -> "producer " + name + ": startup tracing with " + startupInstances.size() + " instances");
+  }
+
+  private StartupInstance adoptable(Connection c, DataSourceConfig config) {
+    if (c.startup == null) {
+      return null;
+    }
+    for (StartupInstance s : startupInstances) {
+      if (!s.adopted && !s.aborted && StartupTracing.sameRequest(s.config, config)) {
+        return s;
+      }
+    }
+    return null;
+  }
+
+  /** Stops the startup instances no session adopted; what they wrote goes nowhere. */
+  private void abortStartupTracing(String why) {
+    boolean any = false;
+    for (StartupInstance s : startupInstances) {
+      if (s.adopted || s.aborted) {
+        continue;
+      }
+      s.aborted = true;
+      any = true;
+      s.active.stop(() -> { });
+      s.active.release();
+      startup.bind(s.placeholder, StartupTracing.ABORTED);
+    }
+    if (any) {
+      startupPending = 0;
+      LOG.log(Level.INFO, "producer " + name + ": startup tracing aborted: " + why);
+      Connection c = connection;
+      if (c != null && c.startup != null) {
+        run(c.drainTask);
+      }
+    }
+  }
+
   private void onDisconnected(Connection c, String why) {
     if (c.lost) {
       return;
@@ -640,6 +803,9 @@ public final class TracingProducer implements AutoCloseable {
     LOG.log(Level.DEBUG, () -> "producer " + name + ": disconnected: " + why);
     if (c.arbiter != null) {
       c.arbiter.detach();
+    }
+    if (c.startup != null) {
+      abortStartupTracing("disconnected before a session adopted it");
     }
     for (Active<?> a : c.instances.values()) {
       a.stop(() -> { });
@@ -704,12 +870,14 @@ public final class TracingProducer implements AutoCloseable {
     SharedMemoryArbiter arbiter;
     /** The SMB offered with InitializeConnection, until the service refuses it. */
     ProvidedSmb providedSmb;
+    /** Set when this connection took the startup tracing SMB. */
+    StartupTracing startup;
     boolean usingProvidedSmb;
     boolean initialized;
     volatile boolean lost;
     final Map<Long, Active<?>> instances = new HashMap<>();
     private CommitBatch spare = new CommitBatch();
-    private final Runnable drainTask = this::drain;
+    final Runnable drainTask = this::drain;
 
     void registerDataSource(DataSourceDescriptor descriptor) {
       port.invoke("RegisterDataSource",
@@ -746,6 +914,9 @@ public final class TracingProducer implements AutoCloseable {
         return;
       }
       CommitBatch batch = arbiter.drainTo(spare);
+      if (startup != null) {
+        startup.resolve(batch);
+      }
       if (!batch.isEmpty()) {
         invokeNoReply("CommitData", CommitRequests.toProto(batch));
       }
@@ -769,6 +940,8 @@ public final class TracingProducer implements AutoCloseable {
   private static final class Active<S> {
     final DataSource<S> dataSource;
     final DataSourceInstance<S> instance;
+    /** Started by startup tracing: a session's start_data_source does not start it again. */
+    boolean startedEarly;
 
     private Active(DataSource<S> dataSource, DataSourceInstance<S> instance) {
       this.dataSource = dataSource;

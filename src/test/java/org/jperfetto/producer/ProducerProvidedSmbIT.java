@@ -4,21 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.google.protobuf.ByteString;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import org.jperfetto.consumer.FlushFlags;
-import org.jperfetto.consumer.TracingConsumer;
-import org.jperfetto.consumer.TracingDisabled;
-import org.jperfetto.consumer.TracingSession;
 import org.jperfetto.os.MemFd;
 import org.jperfetto.protos.DataSourceConfig;
-import org.jperfetto.protos.DataSourceDescriptor;
-import org.jperfetto.protos.TraceConfig;
-import org.jperfetto.protos.TracePacket;
 import org.jperfetto.service.ipc.ServiceHost;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -35,63 +26,31 @@ class ProducerProvidedSmbIT {
   @TempDir
   Path dir;
 
-  private String producerSocket() {
-    return dir.resolve("p.sock").toString();
-  }
-
-  private String consumerSocket() {
-    return dir.resolve("c.sock").toString();
-  }
-
-  private ServiceHost service() throws Exception {
-    return ServiceHost.start(ServiceHost.Options.of(producerSocket(), consumerSocket()));
+  private JtracedFixture jtraced() {
+    return new JtracedFixture(dir);
   }
 
   private static DataSource<String> dataSource() {
-    return DataSource.create(DataSourceDescriptor.newBuilder().setName(DS).setWillNotifyOnStart(true).build(),
-        new TracingProducerIT.Recorder(), BufferExhaustedPolicy.STALL);
+    return JtracedFixture.dataSource(DS, BufferExhaustedPolicy.STALL);
   }
 
   private TracingProducer.Builder producer(DataSource<?> ds) {
-    return TracingProducer.builder("smb-producer").socketPath(producerSocket())
+    return TracingProducer.builder("smb-producer").socketPath(jtraced().producerSocket())
         .reconnectBackoff(Duration.ofMillis(20), Duration.ofMillis(200))
         .producerProvidedSmb(true).dataSource(ds);
   }
 
   /** Records n test packets from ds through the service; returns how many came back. */
   private int record(DataSource<String> ds, TracingProducer producer, int n) throws Exception {
-    assertTrue(producer.awaitConnected(Duration.ofSeconds(20)));
-    producer.sync().get(20, TimeUnit.SECONDS);
-    try (TracingConsumer consumer = TracingConsumer.connect(consumerSocket())) {
-      TracingSession session = consumer.enableTracing(TraceConfig.newBuilder()
-          .addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb(4096))
-          .addDataSources(TraceConfig.DataSource.newBuilder().setConfig(DataSourceConfig.newBuilder().setName(DS)))
-          .build());
-      FakeProducerHost.await("data source started", ds::isEnabled);
-      for (int i = 0; i < n; i++) {
-        long ts = i;
-        ds.trace(ctx -> TracingProducerIT.writeTest(ctx, ts, "provided-smb"));
-      }
-      ds.trace(TraceContext::flush);
-      consumer.flush(Duration.ofSeconds(5), FlushFlags.NONE).get(20, TimeUnit.SECONDS);
-      consumer.disableTracing().get(20, TimeUnit.SECONDS);
-      TracingDisabled end = session.disabled().get(20, TimeUnit.SECONDS);
-      assertTrue(end.ok(), end.error());
-      AtomicInteger found = new AtomicInteger();
-      consumer.readBuffers((slices, size) -> {
-        TracePacket p = TracePacket.parseFrom(ByteString.copyFrom(slices));
-        if (p.hasForTesting() && p.getForTesting().getPayload().getStrList().equals(List.of("provided-smb"))) {
-          found.incrementAndGet();
-        }
-      }).get(20, TimeUnit.SECONDS);
-      return found.get();
-    }
+    Map<String, Integer> counts = jtraced().record(producer, DataSourceConfig.newBuilder().setName(DS).build(),
+        ds::isEnabled, () -> JtracedFixture.write(ds, "provided-smb", n));
+    return counts.getOrDefault("provided-smb", 0);
   }
 
   @Test
   void aSealedSmbOfTheServicesSizesIsAdoptedAndCarriesTheTrace() throws Exception {
     DataSource<String> ds = dataSource();
-    try (ServiceHost host = service();
+    try (ServiceHost host = jtraced().start();
         TracingProducer producer = producer(ds).smbSizeHint(128 * 1024).smbPageSizeHint(8192).start()) {
       assertEquals(2_000, record(ds, producer, 2_000));
       assertTrue(producer.usingProducerProvidedSmb(), "the service answered using_shmem_provided_by_producer");
@@ -101,7 +60,7 @@ class ProducerProvidedSmbIT {
   @Test
   void anUnsealedSmbIsRefusedAndTheServicesIsUsed() throws Exception {
     DataSource<String> ds = dataSource();
-    try (ServiceHost host = service();
+    try (ServiceHost host = jtraced().start();
         TracingProducer producer = producer(ds).providedSmbShape(0, 0).start()) {
       assertEquals(500, record(ds, producer, 500));
       assertFalse(producer.usingProducerProvidedSmb());
@@ -112,7 +71,7 @@ class ProducerProvidedSmbIT {
   void anSmbOfTheWrongSizeIsRefusedAndTheServicesIsUsed() throws Exception {
     DataSource<String> ds = dataSource();
     // 12 KiB is not a whole number of the hinted 8 KiB pages: the service would pick other sizes.
-    try (ServiceHost host = service();
+    try (ServiceHost host = jtraced().start();
         TracingProducer producer = producer(ds).smbPageSizeHint(8192)
             .providedSmbShape(12 * 1024, ProvidedSmb.REQUIRED_SEALS).start()) {
       assertEquals(500, record(ds, producer, 500));
@@ -124,12 +83,12 @@ class ProducerProvidedSmbIT {
   void aReconnectOffersAFreshSmbAgain() throws Exception {
     DataSource<String> ds = dataSource();
     try (TracingProducer producer = producer(ds).start()) {
-      try (ServiceHost host = service()) {
+      try (ServiceHost host = jtraced().start()) {
         assertEquals(300, record(ds, producer, 300));
         assertTrue(producer.usingProducerProvidedSmb());
       }
       FakeProducerHost.await("disconnected", () -> !producer.isConnected());
-      try (ServiceHost host = service()) {
+      try (ServiceHost host = jtraced().start()) {
         assertEquals(300, record(ds, producer, 300));
         assertTrue(producer.usingProducerProvidedSmb());
         assertEquals(2, producer.connectionCount());
