@@ -849,6 +849,7 @@ public final class TracingProducer implements AutoCloseable {
       if (c != null) {
         onDisconnected(c, "producer closed");
       }
+      abortStartupTracing("producer closed"); // never connected: still tracing into nowhere
       done.complete(null);
     });
     done.join();

@@ -81,6 +81,17 @@ class StartupTracingIT {
   }
 
   @Test
+  void closingWithoutEverConnectingStopsTheStartupInstances() {
+    DataSource<String> ds = dataSource();
+    TracingProducer producer = startProducer(ds, Duration.ofSeconds(30));
+    JtracedFixture.write(ds, "nowhere", 10);
+    assertTrue(ds.isEnabled());
+    producer.close();
+    assertEquals(0, producer.startupTracingPending());
+    assertTrue(!ds.isEnabled(), "no instance left tracing after close");
+  }
+
+  @Test
   void aSessionWithAnotherConfigDoesNotAdopt() throws Exception {
     DataSource<String> ds = dataSource();
     try (ServiceHost host = jtraced().start();
