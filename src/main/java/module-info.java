@@ -22,4 +22,6 @@ module org.jperfetto {
   // The jvm.jfr data source: JDK Flight Recorder events on the trace's thread tracks.
   exports org.jperfetto.producer.jfr;
   exports org.jperfetto.service;
+  // The in-process backend: an embedded jtraced and this process's producer, for a trace file.
+  exports org.jperfetto.tracing;
 }

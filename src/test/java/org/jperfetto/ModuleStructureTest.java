@@ -36,6 +36,8 @@ class ModuleStructureTest {
       Map.entry("service.ipc", Set.of("service", "service.buffer", "ipc", "ipc.wire", "os", "abi", "protos")),
       Map.entry("producer", Set.of("abi", "ipc", "ipc.wire", "os", "protos")),
       Map.entry("consumer", Set.of("ipc", "ipc.wire", "os", "protos")),
+      // The in-process backend: an embedded service with this process's producer and consumers.
+      Map.entry("tracing", Set.of("service", "service.ipc", "producer", "consumer", "protos")),
       Map.entry("cli", Set.of("*")));
 
   @Test

@@ -66,6 +66,19 @@ final class CommitBatch {
     patches++;
   }
 
+  /** Appends every move and patch of other (its flush ack is not taken). */
+  void appendFrom(CommitBatch other) {
+    for (int i = 0; i < other.moves; i++) {
+      addMove(other.movePage[i], other.moveChunk[i], other.moveTargetBuffer[i], 0);
+    }
+    movedBytes += other.movedBytes;
+    for (int i = 0; i < other.patches; i++) {
+      addPatch(other.patchWriterId[i], other.patchChunkId[i], other.patchTargetBuffer[i], other.patchOffset[i],
+          other.patchData[i]);
+      patchHasMore[patches - 1] = other.patchHasMore[i];
+    }
+  }
+
   /** Whether patch i starts a new ChunkToPatch (differs in writer or chunk from patch i - 1). */
   boolean startsPatchGroup(int i) {
     return i == 0 || patchWriterId[i] != patchWriterId[i - 1] || patchChunkId[i] != patchChunkId[i - 1];

@@ -33,6 +33,7 @@ import org.jperfetto.protos.DataSourceDescriptor;
 import org.jperfetto.protos.GetAsyncCommandRequest;
 import org.jperfetto.protos.GetAsyncCommandResponse;
 import org.jperfetto.protos.InitializeConnectionRequest;
+import org.jperfetto.protos.InitializeConnectionResponse;
 import org.jperfetto.protos.NotifyDataSourceStartedRequest;
 import org.jperfetto.protos.NotifyDataSourceStoppedRequest;
 import org.jperfetto.protos.RegisterDataSourceRequest;
@@ -73,6 +74,11 @@ public final class TracingProducer implements AutoCloseable {
   private final int smbPageSizeHint;
   private final long initialBackoffMs;
   private final long maxBackoffMs;
+  private final boolean provideSmb;
+  private final long providedSmbSize;
+  private final int providedSmbSeals;
+  private final org.jperfetto.protos.TraceConfig startupConfig;
+  private final Duration startupTimeout;
   private final ScheduledExecutorService executor;
   private final List<DataSource<?>> dataSources = new CopyOnWriteArrayList<>();
 
@@ -84,12 +90,26 @@ public final class TracingProducer implements AutoCloseable {
   private volatile boolean closed;
   private volatile CompletableFuture<Void> connected = new CompletableFuture<>();
   private volatile int connections;
+  private volatile boolean usingProvidedSmb;
+
+  // startup tracing (producer thread): the SMB and arbiter made before connecting, until the first
+  // connection takes them; the instances started on them.
+  private StartupTracing startup;
+  private ProvidedSmb startupSmb;
+  private SharedMemoryArbiter startupArbiter;
+  private final List<StartupInstance> startupInstances = new java.util.ArrayList<>();
+  private volatile int startupPending;
 
   private TracingProducer(Builder b) {
     this.name = b.name;
     this.socketPath = b.socketPath != null ? b.socketPath : ProducerSockets.defaultPath();
     this.smbSizeHint = b.smbSizeHint;
     this.smbPageSizeHint = b.smbPageSizeHint;
+    this.provideSmb = b.provideSmb;
+    this.providedSmbSize = b.providedSmbSize;
+    this.providedSmbSeals = b.providedSmbSeals;
+    this.startupConfig = b.startupConfig;
+    this.startupTimeout = b.startupTimeout;
     this.initialBackoffMs = b.initialBackoff.toMillis();
     this.maxBackoffMs = b.maxBackoff.toMillis();
     this.backoffMs = initialBackoffMs;
@@ -113,6 +133,11 @@ public final class TracingProducer implements AutoCloseable {
     private int smbPageSizeHint;
     private Duration initialBackoff = Duration.ofMillis(100);
     private Duration maxBackoff = Duration.ofSeconds(30);
+    private boolean provideSmb;
+    private long providedSmbSize;
+    private int providedSmbSeals = ProvidedSmb.REQUIRED_SEALS;
+    private org.jperfetto.protos.TraceConfig startupConfig;
+    private Duration startupTimeout;
     private final List<DataSource<?>> dataSources = new java.util.ArrayList<>();
 
     private Builder(String name) {
@@ -137,6 +162,41 @@ public final class TracingProducer implements AutoCloseable {
       return this;
     }
 
+    /**
+     * Offer the service our own shared memory buffer with each InitializeConnection (upstream's
+     * producer-provided SMB): a sealed memfd of the hinted sizes (invalid hints: 256 KiB of 4 KiB
+     * pages), sent with the sizes as the hints. If the service does not adopt it, the producer uses
+     * the one the service sends, as without this option.
+     */
+    public Builder producerProvidedSmb(boolean provide) {
+      this.provideSmb = provide;
+      return this;
+    }
+
+    /**
+     * Startup tracing (upstream's {@code SetupStartupTracingBlocking}): {@link #start()} starts, before
+     * connecting, an instance of each of this producer's data sources that config lists, writing
+     * into the producer's own SMB (implies {@link #producerProvidedSmb}). When a session of the
+     * service then starts a data source with the same config (the fields the service fills in
+     * aside), the startup instance becomes that session's: what it wrote so far goes into the
+     * session's buffer. Instances no session adopted within timeout are stopped and their data
+     * dropped. Use a data source with {@link BufferExhaustedPolicy#DROP} or STALL_THEN_DROP: until
+     * adoption nothing frees the SMB.
+     */
+    public Builder startupTracing(org.jperfetto.protos.TraceConfig config, Duration timeout) {
+      this.startupConfig = Objects.requireNonNull(config, "startup config");
+      this.startupTimeout = Objects.requireNonNull(timeout, "startup timeout");
+      this.provideSmb = true;
+      return this;
+    }
+
+    /** Tests only: offer an SMB of exactly size bytes (0: from the hints) with these seals. */
+    Builder providedSmbShape(long size, int seals) {
+      this.providedSmbSize = size;
+      this.providedSmbSeals = seals;
+      return this;
+    }
+
     /** Reconnect delays: initial, doubled after each failure up to max. */
     public Builder reconnectBackoff(Duration initial, Duration max) {
       this.initialBackoff = initial;
@@ -152,6 +212,20 @@ public final class TracingProducer implements AutoCloseable {
     /** Builds the producer and starts connecting (in the background). */
     public TracingProducer start() {
       TracingProducer p = new TracingProducer(this);
+      if (startupConfig != null) {
+        // Before returning: the app's first trace points are recorded.
+        CompletableFuture<Void> ready = new CompletableFuture<>();
+        p.executor.execute(() -> {
+          try {
+            p.setUpStartupTracing(startupConfig);
+          } finally {
+            ready.complete(null);
+          }
+        });
+        ready.join();
+        p.executor.schedule(() -> p.abortStartupTracing("not adopted within " + startupTimeout.toMillis() + " ms"),
+            startupTimeout.toMillis(), TimeUnit.MILLISECONDS);
+      }
       p.executor.execute(p::connectNow);
       return p;
     }
@@ -180,6 +254,19 @@ public final class TracingProducer implements AutoCloseable {
     } catch (java.util.concurrent.ExecutionException e) {
       return false;
     }
+  }
+
+  /**
+   * Whether the service adopted the SMB this producer offered on the current connection
+   * (InitializeConnectionResponse.using_shmem_provided_by_producer); false when not connected.
+   */
+  public boolean usingProducerProvidedSmb() {
+    return usingProvidedSmb && isConnected();
+  }
+
+  /** Startup tracing instances still waiting for a session to adopt them. */
+  public int startupTracingPending() {
+    return startupPending;
   }
 
   /** Connections initialized so far (1 after the first, 2 after a reconnect, ...). */
@@ -219,7 +306,10 @@ public final class TracingProducer implements AutoCloseable {
         UpdateDataSourceRequest.newBuilder().setDataSourceDescriptor(descriptor).build());
   }
 
-  /** Sync: completes when the service has processed everything sent before; METHOD_NOT_FOUND if absent. */
+  /**
+   * Sync: completes when the service has processed everything sent before, and this producer the
+   * commands the service sent before its answer; METHOD_NOT_FOUND if absent.
+   */
   public CompletableFuture<Void> sync() {
     return call("Sync", SyncRequest.getDefaultInstance());
   }
@@ -232,15 +322,29 @@ public final class TracingProducer implements AutoCloseable {
         result.completeExceptionally(new IllegalStateException("not connected to " + socketPath));
         return;
       }
-      c.port.invoke(method, request).whenComplete((reply, err) -> {
-        if (err != null) {
-          result.completeExceptionally(err);
-        } else {
-          result.complete(null);
-        }
-      });
+      c.port.invoke(method, request).whenComplete((reply, err) -> completeOnProducerThread(result, err));
     });
     return result;
+  }
+
+  /**
+   * Completes f on the producer thread, behind the commands that arrived before the answer: after a
+   * {@link #sync()} the producer has acted on everything the service sent before it answered (an
+   * in-process session's start waits on this).
+   */
+  private void completeOnProducerThread(CompletableFuture<Void> f, Throwable err) {
+    Runnable complete = () -> {
+      if (err != null) {
+        f.completeExceptionally(err);
+      } else {
+        f.complete(null);
+      }
+    };
+    try {
+      executor.execute(complete);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      complete.run(); // closing: nothing is left to wait for
+    }
   }
 
   private void run(Runnable task) {
@@ -294,19 +398,50 @@ public final class TracingProducer implements AutoCloseable {
     // As upstream's SDK: both hints always present (0 = the service's default), SMB scraping asked
     // for (so the service can read chunks our idle writers still hold), and GetAsyncCommand
     // pipelined right behind InitializeConnection.
-    InitializeConnectionRequest init = InitializeConnectionRequest.newBuilder()
+    InitializeConnectionRequest.Builder init = InitializeConnectionRequest.newBuilder()
         .setSharedMemoryPageSizeHintBytes(smbPageSizeHint)
         .setSharedMemorySizeHintBytes(smbSizeHint)
         .setProducerName(name)
-        .setSmbScrapingMode(InitializeConnectionRequest.ProducerSMBScrapingMode.SMB_SCRAPING_ENABLED)
-        .setSdkVersion(SDK_VERSION)
-        .build();
-    port.invoke("InitializeConnection", init).whenComplete((reply, e) -> run(() -> onInitialized(c, e)));
+        .setSmbScrapingMode(InitializeConnectionRequest.ProducerSMBScrapingMode.SMB_SCRAPING_ENABLED);
+    int fd = -1;
+    if (provideSmb) {
+      if (startupSmb != null) { // the first connection takes what startup tracing writes into
+        c.providedSmb = startupSmb;
+        c.startup = startup;
+        startupSmb = null;
+      } else {
+        c.providedSmb = createProvidedSmb();
+      }
+      if (c.providedSmb != null) {
+        // The service adopts it only if the hints are its exact sizes.
+        init.setSharedMemoryPageSizeHintBytes(c.providedSmb.pageSize())
+            .setSharedMemorySizeHintBytes((int) c.providedSmb.segment().byteSize())
+            .setProducerProvidedShmem(true);
+        fd = c.providedSmb.fd();
+      }
+    }
+    init.setSdkVersion(SDK_VERSION);
+    port.invoke("InitializeConnection", init.build().toByteString(), fd)
+        .whenComplete((reply, e) -> run(() -> onInitialized(c, reply, e)));
     port.invokeStreaming("GetAsyncCommand", GetAsyncCommandRequest.getDefaultInstance().toByteString(), -1,
         reply -> onAsyncCommandReply(c, reply));
   }
 
-  private void onInitialized(Connection c, Throwable err) {
+  /** Our own SMB for this connection; null (the service's will do) if the kernel refuses one. */
+  private ProvidedSmb createProvidedSmb() {
+    ProvidedSmb.Sizes sizes = ProvidedSmb.Sizes.forHints(Integer.toUnsignedLong(smbSizeHint),
+        Integer.toUnsignedLong(smbPageSizeHint));
+    long size = providedSmbSize != 0 ? providedSmbSize : sizes.size();
+    try {
+      return ProvidedSmb.create(size, sizes.pageSize(), providedSmbSeals);
+    } catch (ErrnoException e) {
+      LOG.log(Level.WARNING, "producer " + name + ": cannot make its own SMB (" + e.getMessage()
+          + "); the service will provide one");
+      return null;
+    }
+  }
+
+  private void onInitialized(Connection c, Reply reply, Throwable err) {
     if (c.lost) {
       return;
     }
@@ -315,6 +450,28 @@ public final class TracingProducer implements AutoCloseable {
       onDisconnected(c, "InitializeConnection failed");
       return;
     }
+    if (c.providedSmb != null) {
+      boolean adopted;
+      try {
+        adopted = InitializeConnectionResponse.parseFrom(reply.bytes()).getUsingShmemProvidedByProducer();
+      } catch (InvalidProtocolBufferException e) {
+        LOG.log(Level.WARNING, "producer " + name + ": malformed InitializeConnectionResponse: " + e.getMessage());
+        adopted = false;
+      }
+      if (adopted) {
+        useProvidedSmb(c);
+      } else {
+        // Unlike upstream's SDK (which reconnects without it), keep this connection: the service
+        // sends its own SMB with setup_tracing, as for a producer that offered none.
+        LOG.log(Level.INFO, "producer " + name + ": the service did not adopt our SMB; using the one it sends");
+        c.providedSmb = null;
+        if (c.startup != null) {
+          abortStartupTracing("the service did not adopt the SMB");
+          c.startup = null;
+        }
+      }
+    }
+    usingProvidedSmb = c.arbiter != null && c.usingProvidedSmb;
     c.initialized = true;
     for (DataSource<?> ds : dataSources) {
       c.registerDataSource(ds.descriptor());
@@ -382,9 +539,31 @@ public final class TracingProducer implements AutoCloseable {
     Fds.closeQuietly(fd);
   }
 
+  /** Writers go into our own SMB, which the service adopted. */
+  private void useProvidedSmb(Connection c) {
+    if (c.arbiter == null) {
+      ProvidedSmb smb = c.providedSmb;
+      if (c.startup != null) {
+        c.arbiter = startupArbiter;
+        c.startup.connect(c);
+        run(c.drainTask); // what startup writers committed before (held until adopted)
+      } else {
+        c.arbiter = new SharedMemoryArbiter(new SharedMemoryAbi(smb.segment(), smb.pageSize()), c);
+      }
+      c.usingProvidedSmb = true;
+      LOG.log(Level.DEBUG, () -> "producer " + name + ": the service adopted our SMB, size="
+          + smb.segment().byteSize() + " page=" + smb.pageSize());
+    }
+  }
+
   /** Maps the service's SMB after checking what came with setup_tracing. */
   private void setUpTracing(Connection c, int pageSizeKb, int fd) {
     try {
+      if (fd < 0 && c.providedSmb != null) {
+        // Without an fd: the service adopted ours (this may come before the InitializeConnection answer).
+        useProvidedSmb(c);
+        return;
+      }
       if (c.arbiter != null) {
         LOG.log(Level.WARNING, "producer " + name + ": setup_tracing again; keeping the first SMB");
         return;
@@ -444,6 +623,17 @@ public final class TracingProducer implements AutoCloseable {
     if (existing != null) {
       return existing;
     }
+    StartupInstance early = adoptable(c, config);
+    if (early != null) {
+      early.adopted = true;
+      startupPending--;
+      c.startup.bind(early.placeholder, config.getTargetBuffer());
+      c.instances.put(id, early.active);
+      run(c.drainTask);
+      LOG.log(Level.DEBUG, () -> "producer " + name + ": session instance " + id + " adopted startup instance of "
+          + config.getName());
+      return early.active;
+    }
     DataSource<?> ds = dataSourceNamed(config.getName());
     if (ds == null) {
       LOG.log(Level.WARNING, "producer " + name + ": no data source named " + config.getName());
@@ -468,7 +658,9 @@ public final class TracingProducer implements AutoCloseable {
     if (a == null) {
       return;
     }
-    a.start(c.arbiter);
+    if (!a.startedEarly) {
+      a.start(c.arbiter);
+    }
     if (a.dataSource.descriptor().getWillNotifyOnStart()) {
       c.invokeNoReply("NotifyDataSourceStarted", NotifyDataSourceStartedRequest.newBuilder().setDataSourceId(id).build());
     }
@@ -541,6 +733,90 @@ public final class TracingProducer implements AutoCloseable {
     }
   }
 
+  // ---- startup tracing (producer thread) ----
+
+  /** One startup instance: started before any session, adopted by one or aborted. */
+  private static final class StartupInstance {
+    final Active<?> active;
+    final int placeholder;
+    final DataSourceConfig config;
+    boolean adopted;
+    boolean aborted;
+
+    StartupInstance(Active<?> active, int placeholder, DataSourceConfig config) {
+      this.active = active;
+      this.placeholder = placeholder;
+      this.config = config;
+    }
+  }
+
+  private void setUpStartupTracing(org.jperfetto.protos.TraceConfig config) {
+    ProvidedSmb smb = createProvidedSmb();
+    if (smb == null) {
+      return;
+    }
+    StartupTracing st = new StartupTracing();
+    SharedMemoryArbiter arbiter = new SharedMemoryArbiter(new SharedMemoryAbi(smb.segment(), smb.pageSize()), st);
+    long localId = 0;
+    for (org.jperfetto.protos.TraceConfig.DataSource d : config.getDataSourcesList()) {
+      DataSource<?> ds = dataSourceNamed(d.getConfig().getName());
+      if (ds == null) {
+        continue;
+      }
+      int placeholder = st.reserve();
+      // Local instance ids are negative: the service's are positive.
+      Active<?> a = Active.setUp(ds, --localId, d.getConfig().toBuilder().setTargetBuffer(placeholder).build(),
+          arbiter);
+      if (a == null) {
+        st.bind(placeholder, StartupTracing.ABORTED);
+        continue;
+      }
+      a.start(arbiter);
+      a.startedEarly = true;
+      startupInstances.add(new StartupInstance(a, placeholder, d.getConfig()));
+    }
+    startup = st;
+    startupSmb = smb;
+    startupArbiter = arbiter;
+    startupPending = startupInstances.size();
+    LOG.log(Level.DEBUG, () -> "producer " + name + ": startup tracing with " + startupInstances.size() + " instances");
+  }
+
+  private StartupInstance adoptable(Connection c, DataSourceConfig config) {
+    if (c.startup == null) {
+      return null;
+    }
+    for (StartupInstance s : startupInstances) {
+      if (!s.adopted && !s.aborted && StartupTracing.sameRequest(s.config, config)) {
+        return s;
+      }
+    }
+    return null;
+  }
+
+  /** Stops the startup instances no session adopted; what they wrote goes nowhere. */
+  private void abortStartupTracing(String why) {
+    boolean any = false;
+    for (StartupInstance s : startupInstances) {
+      if (s.adopted || s.aborted) {
+        continue;
+      }
+      s.aborted = true;
+      any = true;
+      s.active.stop(() -> { });
+      s.active.release();
+      startup.bind(s.placeholder, StartupTracing.ABORTED);
+    }
+    if (any) {
+      startupPending = 0;
+      LOG.log(Level.INFO, "producer " + name + ": startup tracing aborted: " + why);
+      Connection c = connection;
+      if (c != null && c.startup != null) {
+        run(c.drainTask);
+      }
+    }
+  }
+
   private void onDisconnected(Connection c, String why) {
     if (c.lost) {
       return;
@@ -549,6 +825,9 @@ public final class TracingProducer implements AutoCloseable {
     LOG.log(Level.DEBUG, () -> "producer " + name + ": disconnected: " + why);
     if (c.arbiter != null) {
       c.arbiter.detach();
+    }
+    if (c.startup != null) {
+      abortStartupTracing("disconnected before a session adopted it");
     }
     for (Active<?> a : c.instances.values()) {
       a.stop(() -> { });
@@ -592,6 +871,7 @@ public final class TracingProducer implements AutoCloseable {
       if (c != null) {
         onDisconnected(c, "producer closed");
       }
+      abortStartupTracing("producer closed"); // never connected: still tracing into nowhere
       done.complete(null);
     });
     done.join();
@@ -611,11 +891,16 @@ public final class TracingProducer implements AutoCloseable {
     IpcClient client;
     BoundService port;
     SharedMemoryArbiter arbiter;
+    /** The SMB offered with InitializeConnection, until the service refuses it. */
+    ProvidedSmb providedSmb;
+    /** Set when this connection took the startup tracing SMB. */
+    StartupTracing startup;
+    boolean usingProvidedSmb;
     boolean initialized;
     volatile boolean lost;
     final Map<Long, Active<?>> instances = new HashMap<>();
     private CommitBatch spare = new CommitBatch();
-    private final Runnable drainTask = this::drain;
+    final Runnable drainTask = this::drain;
 
     void registerDataSource(DataSourceDescriptor descriptor) {
       port.invoke("RegisterDataSource",
@@ -652,6 +937,9 @@ public final class TracingProducer implements AutoCloseable {
         return;
       }
       CommitBatch batch = arbiter.drainTo(spare);
+      if (startup != null) {
+        startup.resolve(batch);
+      }
       if (!batch.isEmpty()) {
         invokeNoReply("CommitData", CommitRequests.toProto(batch));
       }
@@ -675,6 +963,8 @@ public final class TracingProducer implements AutoCloseable {
   private static final class Active<S> {
     final DataSource<S> dataSource;
     final DataSourceInstance<S> instance;
+    /** Started by startup tracing: a session's start_data_source does not start it again. */
+    boolean startedEarly;
 
     private Active(DataSource<S> dataSource, DataSourceInstance<S> instance) {
       this.dataSource = dataSource;
