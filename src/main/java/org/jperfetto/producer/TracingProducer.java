@@ -503,20 +503,55 @@ public final class TracingProducer implements AutoCloseable {
     }
   }
 
+  /**
+   * Data sources' onFlush, then every writer of the flushed instances' buffers commits its current
+   * chunk (idle writers' chunks are completed here, see {@link WriterFlush}), then the ack rides
+   * the CommitData behind those chunks.
+   */
   private void flush(Connection c, GetAsyncCommandResponse.Flush flush) {
+    java.util.Set<Integer> buffers = new java.util.HashSet<>();
     for (long id : flush.getDataSourceIdsList()) {
       Active<?> a = c.instances.get(id);
       if (a != null) {
         a.flush();
+        buffers.add(a.instance.config().getTargetBuffer());
       }
     }
     if (c.arbiter != null) {
-      c.arbiter.notifyFlushComplete(flush.getRequestId());
+      awaitWriterFlush(c, c.arbiter.startWriterFlush(buffers::contains), flush.getRequestId(),
+          System.nanoTime() + WRITER_FLUSH_WAIT_NANOS);
     } else {
       CommitBatch ack = new CommitBatch();
       ack.flushRequestId = flush.getRequestId();
       c.invokeNoReply("CommitData", CommitRequests.toProto(ack));
     }
+  }
+
+  /**
+   * How long a flush waits for writers caught in the middle of a packet (normally microseconds)
+   * before it acks anyway and leaves their chunks to the service's scrape.
+   */
+  static final long WRITER_FLUSH_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+  private void awaitWriterFlush(Connection c, WriterFlush writers, long requestId, long deadline) {
+    if (c.lost) {
+      return;
+    }
+    boolean done = writers.poll();
+    if (!done && System.nanoTime() - deadline < 0) {
+      try {
+        executor.schedule(() -> run(() -> awaitWriterFlush(c, writers, requestId, deadline)),
+            1, TimeUnit.MILLISECONDS);
+        return;
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        return; // closing
+      }
+    }
+    if (!done) {
+      LOG.log(Level.DEBUG, () -> "producer " + name + ": flush " + requestId + ": " + writers.remaining()
+          + " writer(s) still inside a packet; their chunks are left to the service's scrape");
+    }
+    c.arbiter.notifyFlushComplete(requestId);
   }
 
   private void onDisconnected(Connection c, String why) {
