@@ -230,7 +230,7 @@ final class Libc {
   }
 
   /** Rethrows what a downcall handle itself threw (never a libc failure: those come back as -1). */
-  private static RuntimeException unexpected(String call, Throwable t) {
+  static RuntimeException unexpected(String call, Throwable t) {
     if (t instanceof RuntimeException r) {
       return r;
     }

@@ -1,9 +1,13 @@
 package org.jperfetto.producer;
 
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
 import java.util.BitSet;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+import java.util.function.IntPredicate;
 import org.jperfetto.abi.ChunkHandle;
 import org.jperfetto.abi.ChunkHeader;
 import org.jperfetto.abi.PageLayout;
@@ -49,14 +53,24 @@ final class SharedMemoryArbiter {
   private CommitBatch pending = new CommitBatch(); // guarded by lock
   private boolean drainRequested; // guarded by lock
   private final BitSet writerIds = new BitSet(); // guarded by lock
+  /** Live writers by id, for flushes. */
+  private final TraceWriter[] writers = new TraceWriter[ChunkHeader.MAX_WRITER_ID + 1]; // guarded by lock
+  /** The heavy side of the flush handshake; false when the process cannot run one (no membarrier). */
+  private final BooleanSupplier processBarrier;
   /** Waits STALL_THEN_DROP allows; lowered by tests. */
   int maxStallsBeforeDrop = MAX_STALLS_BEFORE_DROP;
   private volatile boolean detached;
   private volatile long stalls;
 
   SharedMemoryArbiter(SharedMemoryAbi abi, CommitSink sink) {
+    this(abi, sink, WriterFlush::membarrier);
+  }
+
+  /** With processBarrier as the flusher's barrier (tests pass one that is unavailable). */
+  SharedMemoryArbiter(SharedMemoryAbi abi, CommitSink sink, BooleanSupplier processBarrier) {
     this.abi = abi;
     this.sink = sink;
+    this.processBarrier = processBarrier;
   }
 
   SharedMemoryAbi abi() {
@@ -102,6 +116,36 @@ final class SharedMemoryArbiter {
     synchronized (lock) {
       writerIds.clear(writerId);
     }
+  }
+
+  void addWriter(TraceWriter writer) {
+    synchronized (lock) {
+      writers[writer.writerId()] = writer;
+    }
+  }
+
+  void removeWriter(TraceWriter writer) {
+    synchronized (lock) {
+      if (writers[writer.writerId()] == writer) {
+        writers[writer.writerId()] = null;
+      }
+    }
+  }
+
+  /**
+   * Starts committing the current chunk of every live writer whose target buffer passes the
+   * filter; the producer thread polls the result until it is done (or gives up), then acks.
+   */
+  WriterFlush startWriterFlush(IntPredicate targetBuffers) {
+    List<TraceWriter> chosen = new ArrayList<>();
+    synchronized (lock) {
+      for (TraceWriter w : writers) {
+        if (w != null && targetBuffers.test(w.targetBuffer())) {
+          chosen.add(w);
+        }
+      }
+    }
+    return new WriterFlush(chosen, processBarrier);
   }
 
   int activeWriters() {

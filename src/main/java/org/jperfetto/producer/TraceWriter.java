@@ -52,6 +52,8 @@ public final class TraceWriter implements AutoCloseable {
   private final ProtoWriter packet;
   private final PacketFragment fragment;
   private final MemorySegment garbage;
+  /** Lets a flush commit this writer's chunk while its thread is between packets. */
+  final FlushHandshake handshake = new FlushHandshake();
 
   private long chunk = ChunkHandle.INVALID;
   // The writer owns its chunk's header: it keeps count and flags here and publishes both with one
@@ -87,6 +89,7 @@ public final class TraceWriter implements AutoCloseable {
     this.packet = new ProtoWriter(stream, patches);
     this.fragment = new PacketFragment(stream);
     this.garbage = Arena.ofAuto().allocate(GARBAGE_CHUNK_SIZE, 8);
+    arbiter.addWriter(this); // last: publishes the constructed writer to flushes
   }
 
   /**
@@ -144,8 +147,9 @@ public final class TraceWriter implements AutoCloseable {
     if (closed) {
       throw new IllegalStateException("trace writer closed: writer=" + writerId);
     }
+    handshake.enter(this); // busy until finishTracePacket
     if (packetOpen) {
-      finishTracePacket();
+      finishPacket();
     }
     finalizeFragment();
     fragmenting = false;
@@ -191,6 +195,11 @@ public final class TraceWriter implements AutoCloseable {
     if (!packetOpen) {
       return;
     }
+    finishPacket();
+    handshake.exit();
+  }
+
+  private void finishPacket() {
     packet.endAllNested();
     finalizeFragment();
     packetOpen = false;
@@ -217,12 +226,24 @@ public final class TraceWriter implements AutoCloseable {
     if (closed) {
       return;
     }
-    finishTracePacket();
+    handshake.enter(this);
+    commitChunkForFlush();
+    handshake.exit();
+    arbiter.requestDrain();
+  }
+
+  /**
+   * Ends the open packet and hands the chunk back; the next packet starts in a new chunk. Run by
+   * the writer's thread, or by a flush that owns the writer through {@link #handshake}.
+   */
+  void commitChunkForFlush() {
+    if (packetOpen) {
+      finishPacket();
+    }
     if (ChunkHandle.isValid(chunk)) {
       returnCompletedChunk();
     }
     stream.reset(MemorySegment.NULL, 0, 0);
-    arbiter.requestDrain();
   }
 
   /** Flushes, then gives the writer id back (UnregisterTraceWriter). Idempotent. */
@@ -233,6 +254,7 @@ public final class TraceWriter implements AutoCloseable {
     }
     flush();
     closed = true;
+    arbiter.removeWriter(this);
     arbiter.releaseWriterId(writerId);
     arbiter.sink().unregisterTraceWriter(writerId);
   }

@@ -696,19 +696,26 @@ public final class TracingProducer implements AutoCloseable {
     }
   }
 
+  /**
+   * Data sources' onFlush, then every writer of the flushed instances' buffers commits its current
+   * chunk (idle writers' chunks are completed here, see {@link WriterFlush}), then the ack rides
+   * the CommitData behind those chunks.
+   */
   private void flush(Connection c, GetAsyncCommandResponse.Flush flush) {
     // One count per instance plus one for this loop; the ack goes out (on this thread, after the
     // commits the instances queued) when the last of them is done.
+    java.util.Set<Integer> buffers = new java.util.HashSet<>();
     AtomicInteger left = new AtomicInteger(1);
     Runnable oneDone = () -> {
       if (left.decrementAndGet() == 0) {
-        run(() -> ackFlush(c, flush.getRequestId()));
+        run(() -> ackFlush(c, flush.getRequestId(), buffers));
       }
     };
     for (long id : flush.getDataSourceIdsList()) {
       Active<?> a = c.instances.get(id);
       if (a != null) {
         left.incrementAndGet();
+        buffers.add(a.instance.config().getTargetBuffer());
         AtomicBoolean once = new AtomicBoolean();
         a.flush(() -> {
           if (once.compareAndSet(false, true)) {
@@ -720,12 +727,13 @@ public final class TracingProducer implements AutoCloseable {
     oneDone.run();
   }
 
-  private void ackFlush(Connection c, long requestId) {
+  private void ackFlush(Connection c, long requestId, java.util.Set<Integer> buffers) {
     if (c.lost) {
       return;
     }
     if (c.arbiter != null) {
-      c.arbiter.notifyFlushComplete(requestId);
+      awaitWriterFlush(c, c.arbiter.startWriterFlush(buffers::contains), requestId,
+          System.nanoTime() + WRITER_FLUSH_WAIT_NANOS);
     } else {
       CommitBatch ack = new CommitBatch();
       ack.flushRequestId = requestId;
@@ -815,6 +823,33 @@ public final class TracingProducer implements AutoCloseable {
         run(c.drainTask);
       }
     }
+  }
+
+  /**
+   * How long a flush waits for writers caught in the middle of a packet (normally microseconds)
+   * before it acks anyway and leaves their chunks to the service's scrape.
+   */
+  static final long WRITER_FLUSH_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+  private void awaitWriterFlush(Connection c, WriterFlush writers, long requestId, long deadline) {
+    if (c.lost) {
+      return;
+    }
+    boolean done = writers.poll();
+    if (!done && System.nanoTime() - deadline < 0) {
+      try {
+        executor.schedule(() -> run(() -> awaitWriterFlush(c, writers, requestId, deadline)),
+            1, TimeUnit.MILLISECONDS);
+        return;
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        return; // closing
+      }
+    }
+    if (!done) {
+      LOG.log(Level.DEBUG, () -> "producer " + name + ": flush " + requestId + ": " + writers.remaining()
+          + " writer(s) still inside a packet; their chunks are left to the service's scrape");
+    }
+    c.arbiter.notifyFlushComplete(requestId);
   }
 
   private void onDisconnected(Connection c, String why) {

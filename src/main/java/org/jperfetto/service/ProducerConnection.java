@@ -254,7 +254,7 @@ final class ProducerConnection implements ProducerEndpoint {
    * committed, or being written with finished fragments, without changing their state.
    */
   void scrapeSharedMemory() {
-    if (reader == null) {
+    if (reader == null || !service.smbScrapingEnabled()) {
       return;
     }
     MemorySegment seg = smb.segment();

@@ -71,6 +71,8 @@ public final class TracingService {
    * already connected get no data source instances.
    */
   private boolean lockdownMode;
+  /** Off only in tests that must see data arrive through commits alone. */
+  private volatile boolean smbScraping = true;
 
   private final Map<Integer, ProducerConnection> producers = new TreeMap<>();
   private final List<ConsumerConnection> consumers = new ArrayList<>();
@@ -130,6 +132,18 @@ public final class TracingService {
 
   public TaskRunner taskRunner() {
     return runner;
+  }
+
+  /**
+   * Test hook: with false, producers' SMBs are never scraped (on flush, stop or disconnect), so
+   * only chunks a producer committed reach the buffers, whatever scraping mode it asked for.
+   */
+  public void setSmbScrapingForTesting(boolean enabled) {
+    smbScraping = enabled;
+  }
+
+  boolean smbScrapingEnabled() {
+    return smbScraping;
   }
 
   void checkThread() {

@@ -27,10 +27,17 @@ final class TestSink implements SharedMemoryArbiter.CommitSink, AutoCloseable {
   private CommitBatch spare = new CommitBatch();
 
   TestSink(Mode mode, int pages, int pageSize, long bufferBytes) {
+    this(mode, pages, pageSize, bufferBytes, WriterFlush::membarrier);
+  }
+
+  /** With the flusher's process barrier given (one returning false: as without membarrier). */
+  TestSink(Mode mode, int pages, int pageSize, long bufferBytes,
+      java.util.function.BooleanSupplier processBarrier) {
     this.mode = mode;
     this.smb = arena.allocate((long) pages * pageSize, 4096);
     this.service = new ServiceSide(smb, pageSize, bufferBytes);
-    this.arbiter = new SharedMemoryArbiter(new org.jperfetto.abi.SharedMemoryAbi(smb, pageSize), this);
+    this.arbiter = new SharedMemoryArbiter(new org.jperfetto.abi.SharedMemoryAbi(smb, pageSize), this,
+        processBarrier);
     if (mode == Mode.ASYNC) {
       drainer = Thread.ofPlatform().daemon().name("test-drainer").start(() -> {
         while (!closing) {
@@ -78,6 +85,15 @@ final class TestSink implements SharedMemoryArbiter.CommitSink, AutoCloseable {
 
   TraceWriter newWriter(BufferExhaustedPolicy policy) {
     return TraceWriter.create(arbiter, 1, policy);
+  }
+
+  /** Packets read back so far, per writer id. */
+  java.util.Map<Integer, Long> packetsPerWriter() {
+    java.util.Map<Integer, Long> counts = new java.util.HashMap<>();
+    for (ServiceSide.Read r : service.readAll()) {
+      counts.merge(r.writerId(), 1L, Long::sum);
+    }
+    return counts;
   }
 
   @Override
