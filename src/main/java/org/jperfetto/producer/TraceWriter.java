@@ -11,6 +11,7 @@ import org.jperfetto.abi.PacketFragments;
 import org.jperfetto.abi.SharedMemoryAbi;
 import org.jperfetto.producer.proto.PacketFragment;
 import org.jperfetto.producer.proto.PatchList;
+import org.jperfetto.producer.proto.ProtoWire;
 import org.jperfetto.producer.proto.ProtoWriter;
 import org.jperfetto.producer.proto.ScatteredStreamWriter;
 import org.jperfetto.protos.TracePacket;
@@ -179,6 +180,37 @@ public final class TraceWriter implements AutoCloseable {
       packet.appendBool(TracePacket.FIRST_PACKET_ON_SEQUENCE_FIELD_NUMBER, true);
       firstPacketOnSequence = false;
     }
+    return packet;
+  }
+
+  /**
+   * Starts a TracePacket whose encoded size the caller knows: the fields appended until it ends must
+   * take exactly size bytes (else it fails when it ends). When the packet fits the current chunk
+   * with a 1-byte size (as upstream's compaction would leave it), its header is written up front and
+   * nothing is moved when it ends; in any other case (too long, no room, first packet of the
+   * sequence, dropping) this is {@link #newTracePacket()}. The bytes are the same either way.
+   */
+  public ProtoWriter newTracePacket(int size) {
+    if (packetOpen) {
+      finishTracePacket();
+    }
+    if (closed || fragment.isOpen() || firstPacketOnSequence || dropPackets || reachedMaxPackets
+        || retryNewChunkAfterPacket || size > ProtoWire.MAX_ONE_BYTE_FRAGMENT_SIZE
+        || stream.bytesAvailable() <= size) {
+      return newTracePacket();
+    }
+    packet.reset();
+    fragment.beginSized(size);
+    fragmenting = true;
+    packetOpen = true;
+    packetsWritten++;
+    if (countInflated) {
+      countInflated = false; // the count already includes this packet
+    } else {
+      chunkCount++;
+      publishPackets();
+    }
+    reachedMaxPackets = chunkCount == MAX_PACKETS_PER_CHUNK;
     return packet;
   }
 
