@@ -184,34 +184,34 @@ public final class TraceWriter implements AutoCloseable {
   }
 
   /**
-   * Starts a TracePacket whose encoded size the caller knows: the fields appended until it ends must
-   * take exactly size bytes (else it fails when it ends). When the packet fits the current chunk
-   * with a 1-byte size (as upstream's compaction would leave it), its header is written up front and
-   * nothing is moved when it ends; in any other case (too long, no room, first packet of the
-   * sequence, dropping) this is {@link #newTracePacket()}. The bytes are the same either way.
+   * Writes a whole packet, already encoded as encoded[0, length), when it can go into the current
+   * chunk at once with a 1-byte size (under 127 bytes, as upstream compacts it) and nothing else is
+   * due first (first packet of the sequence, dropping, a full chunk); finishes the open packet, if
+   * any, first. Returns false, writing nothing, otherwise: the caller then writes the same bytes
+   * through {@link #newTracePacket()}. The packet is finished when this returns true.
    */
-  public ProtoWriter newTracePacket(int size) {
+  public boolean tryWriteSmallPacket(byte[] encoded, int length) {
     if (packetOpen) {
       finishTracePacket();
     }
-    if (closed || fragment.isOpen() || firstPacketOnSequence || dropPackets || reachedMaxPackets
-        || retryNewChunkAfterPacket || size > ProtoWire.MAX_ONE_BYTE_FRAGMENT_SIZE
-        || stream.bytesAvailable() <= size) {
-      return newTracePacket();
+    if (closed || dropPackets || firstPacketOnSequence || reachedMaxPackets || retryNewChunkAfterPacket
+        || fragment.isOpen() || length > ProtoWire.MAX_ONE_BYTE_FRAGMENT_SIZE
+        || stream.bytesAvailable() < length + 2 // size byte, packet, and a byte for the next count
+        || !stream.tryWriteByteAndBytes(length, encoded, length)) {
+      return false;
     }
-    packet.reset();
-    fragment.beginSized(size);
-    fragmenting = true;
-    packetOpen = true;
     packetsWritten++;
     if (countInflated) {
       countInflated = false; // the count already includes this packet
     } else {
       chunkCount++;
-      publishPackets();
     }
     reachedMaxPackets = chunkCount == MAX_PACKETS_PER_CHUNK;
-    return packet;
+    // Finished at once: inflate the count for the next packet, as finishTracePacket does.
+    countInflated = true;
+    chunkCount++;
+    publishPackets();
+    return true;
   }
 
   /**

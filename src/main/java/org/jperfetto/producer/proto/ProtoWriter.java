@@ -22,9 +22,6 @@ public final class ProtoWriter {
   public static final int MAX_NESTING_DEPTH = 100;
 
   private static final long DISCARDED = -1;
-  // Marks an open message whose size went out up front (beginNested with a size); its position
-  // slot holds that size, which endNested checks.
-  private static final MemorySegment SIZE_WRITTEN = MemorySegment.ofArray(new byte[0]);
   private static final int MAX_TAG_SIZE = 5;
   // Strings up to this many chars take the one-pass path; their UTF-8 length fits 2 varint bytes.
   private static final int SHORT_STRING_CHARS = 127;
@@ -200,31 +197,6 @@ public final class ProtoWriter {
     bodyStart[level] = stream.written();
   }
 
-  /**
-   * Opens a nested message whose encoded size the caller already knows: the size goes out now as a
-   * plain varint (1 byte below 128, as a compacted size would be), so nothing is backfilled,
-   * moved or patched at {@link #endNested}, which checks that exactly size bytes were appended.
-   */
-  public void beginNested(int field, int size) {
-    if (depth == MAX_NESTING_DEPTH) {
-      throw tooDeep(field);
-    }
-    if (size < 0 || size > ProtoWire.MAX_MESSAGE_LENGTH) {
-      throw new IllegalArgumentException("nested message size out of range: field=" + field + " size=" + size);
-    }
-    int tag = ProtoWire.makeTag(field, ProtoWire.WIRE_TYPE_LENGTH_DELIMITED);
-    if ((tag >>> 7) == 0) {
-      stream.writeByteAndVarInt(tag, size);
-    } else {
-      stream.writeVarInt(tag & 0xFFFF_FFFFL);
-      stream.writeVarInt(size);
-    }
-    int level = ++depth;
-    sizeFieldSegment[level] = SIZE_WRITTEN;
-    sizeFieldPosition[level] = size;
-    bodyStart[level] = stream.written();
-  }
-
   private IllegalStateException tooDeep(int field) {
     return new IllegalStateException("nesting too deep: field=" + field + " depth=" + depth
         + " max=" + MAX_NESTING_DEPTH);
@@ -239,25 +211,11 @@ public final class ProtoWriter {
     depth = level - 1;
     long length = stream.written() - bodyStart[level];
     MemorySegment segment = sizeFieldSegment[level];
-    if (segment == SIZE_WRITTEN) {
-      return endSizeWritten(level, length);
-    }
     if (segment == null || length > ProtoWire.MAX_ONE_BYTE_MESSAGE_LENGTH) {
       return endNestedSlow(level, segment, length);
     }
     sizeFieldSegment[level] = null;
     stream.backfillSize(segment, sizeFieldPosition[level], (int) length, ProtoWire.MAX_ONE_BYTE_MESSAGE_LENGTH);
-    return (int) length;
-  }
-
-  /** endNested for a message whose size was given to beginNested: the body must have that size. */
-  private int endSizeWritten(int level, long length) {
-    sizeFieldSegment[level] = null;
-    long declared = sizeFieldPosition[level];
-    if (length != declared) {
-      throw new IllegalStateException("nested message size differs from the declared one: depth=" + level
-          + " declared=" + declared + " written=" + length);
-    }
     return (int) length;
   }
 

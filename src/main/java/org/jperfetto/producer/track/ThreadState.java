@@ -5,6 +5,7 @@ import org.jperfetto.producer.TraceContext;
 import org.jperfetto.producer.TraceWriter;
 import org.jperfetto.producer.proto.ProtoWire;
 import org.jperfetto.producer.proto.ProtoWriter;
+import org.jperfetto.producer.proto.ScratchEncoder;
 import org.jperfetto.protos.DebugAnnotation;
 import org.jperfetto.protos.BuiltinClock;
 import org.jperfetto.protos.ClockSnapshot;
@@ -71,6 +72,7 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
   private int categoryIid;
   private int nameIid;
   private final int[] argIids = new int[MAX_INLINE_ARGS];
+  private final ScratchEncoder scratch = new ScratchEncoder();
   private final String[] argTexts = new String[MAX_INLINE_ARGS];
   private TrackEvent.EventFunction function;
 
@@ -294,69 +296,65 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
   }
 
   /**
-   * Writes the packet of a fixed-shape event (see {@link #fixedShapeEventSize}) with every size known
-   * up front: the same bytes as the general path, without backfilling or moving anything.
+   * Writes the packet of a fixed-shape event (see {@link #fixedShapeEventSize}): encoded whole in
+   * the scratch buffer with every size known up front, then copied into the chunk at once, or, when
+   * it does not fit there, appended through a regular packet. The same bytes as the general path
+   * either way, without backfilling or moving anything.
    */
   private void writeFixedShapeEvent(TraceWriter writer, SequenceState seq, Session session, Track t,
       int eventSize) {
-    int packetSize = timestampSize(seq)
-        + ProtoWire.lengthDelimitedFieldSize(TracePacket.TRACK_EVENT_FIELD_NUMBER, eventSize)
-        + ProtoWire.varIntFieldSize(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, SEQ_NEEDS_INCREMENTAL_STATE);
-    ProtoWriter p = writer.newTracePacket(packetSize);
-    writeTimestamp(p, seq);
-    p.beginNested(TracePacket.TRACK_EVENT_FIELD_NUMBER, eventSize);
-    p.appendVarInt(EVENT_TYPE, type);
+    ScratchEncoder e = scratch.clear();
+    long ts = timestamp;
+    if (!seq.session.incrementalTimestamps()) {
+      e.varInt(TracePacket.TIMESTAMP_FIELD_NUMBER, ts);
+    } else if (ts >= seq.lastTimestamp) {
+      e.varInt(TracePacket.TIMESTAMP_FIELD_NUMBER, ts - seq.lastTimestamp);
+      seq.lastTimestamp = ts;
+    } else {
+      e.varInt(TracePacket.TIMESTAMP_FIELD_NUMBER, ts);
+      e.varInt(TracePacket.TIMESTAMP_CLOCK_ID_FIELD_NUMBER, CLOCK_ID_MONOTONIC);
+    }
+    e.nested(TracePacket.TRACK_EVENT_FIELD_NUMBER, eventSize);
+    e.varInt(EVENT_TYPE, type);
     if (type != TYPE_SLICE_END && type != TYPE_COUNTER) {
-      p.appendVarInt(EVENT_CATEGORY_IIDS, categoryIid);
+      e.varInt(EVENT_CATEGORY_IIDS, categoryIid);
     }
     if (t != null) {
-      p.appendVarInt(EVENT_TRACK_UUID, t.uuid());
+      e.varInt(EVENT_TRACK_UUID, t.uuid());
     }
     if (name != null) {
-      p.appendVarInt(EVENT_NAME_IID, nameIid);
+      e.varInt(EVENT_NAME_IID, nameIid);
     }
     if (hasCounter) {
       if (doubleCounter) {
-        p.appendFixed64(EVENT_DOUBLE_COUNTER_VALUE, counterBits);
+        e.fixed64(EVENT_DOUBLE_COUNTER_VALUE, counterBits);
       } else {
-        p.appendVarInt(EVENT_COUNTER_VALUE, counterBits);
+        e.varInt(EVENT_COUNTER_VALUE, counterBits);
       }
     }
     if (!session.filterDebugAnnotations()) {
       for (int i = 0; i < argCount; i++) {
-        writeArg(p, i);
+        writeArg(e, i);
       }
     }
-    p.endNested();
-    p.appendVarInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, SEQ_NEEDS_INCREMENTAL_STATE);
+    e.varInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, SEQ_NEEDS_INCREMENTAL_STATE);
+    if (!writer.tryWriteSmallPacket(e.buffer(), e.length())) {
+      writer.newTracePacket().appendRawProtoBytes(e.buffer(), 0, e.length());
+    }
   }
 
-  /** Inline argument i of a fixed-shape event, its size known (argBodySize computed it). */
-  private void writeArg(ProtoWriter p, int i) {
+  /** Inline argument i of a fixed-shape event, its name interned by argBodySize. */
+  private void writeArg(ScratchEncoder e, int i) {
     int iid = argIids[i];
     int kind = argKinds[i];
     long bits = argBits[i];
-    p.beginNested(EVENT_DEBUG_ANNOTATIONS, annotationSize(kind, iid, bits));
-    p.appendVarInt(DebugAnnotation.NAME_IID_FIELD_NUMBER, iid);
+    e.nested(EVENT_DEBUG_ANNOTATIONS, annotationSize(kind, iid, bits));
+    e.varInt(DebugAnnotation.NAME_IID_FIELD_NUMBER, iid);
     switch (kind) {
-      case ARG_LONG -> p.appendVarInt(DebugAnnotation.INT_VALUE_FIELD_NUMBER, bits);
-      case ARG_DOUBLE -> p.appendFixed64(DebugAnnotation.DOUBLE_VALUE_FIELD_NUMBER, bits);
-      default -> p.appendBool(DebugAnnotation.BOOL_VALUE_FIELD_NUMBER, bits != 0);
+      case ARG_LONG -> e.varInt(DebugAnnotation.INT_VALUE_FIELD_NUMBER, bits);
+      case ARG_DOUBLE -> e.fixed64(DebugAnnotation.DOUBLE_VALUE_FIELD_NUMBER, bits);
+      default -> e.varInt(DebugAnnotation.BOOL_VALUE_FIELD_NUMBER, bits != 0 ? 1 : 0);
     }
-    p.endNested();
-  }
-
-  /** Bytes of a timestamp as {@link #writeTimestamp} would write it now. */
-  private int timestampSize(SequenceState seq) {
-    long ts = timestamp;
-    if (!seq.session.incrementalTimestamps()) {
-      return ProtoWire.varIntFieldSize(TracePacket.TIMESTAMP_FIELD_NUMBER, ts);
-    }
-    if (ts >= seq.lastTimestamp) {
-      return ProtoWire.varIntFieldSize(TracePacket.TIMESTAMP_FIELD_NUMBER, ts - seq.lastTimestamp);
-    }
-    return ProtoWire.varIntFieldSize(TracePacket.TIMESTAMP_FIELD_NUMBER, ts)
-        + ProtoWire.varIntFieldSize(TracePacket.TIMESTAMP_CLOCK_ID_FIELD_NUMBER, CLOCK_ID_MONOTONIC);
   }
 
   /** Delta from the sequence's last timestamp, or absolute when the clock went back or is absolute. */
