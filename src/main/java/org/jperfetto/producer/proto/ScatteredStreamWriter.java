@@ -172,23 +172,22 @@ public final class ScatteredStreamWriter {
   }
 
   /**
-   * Writes first and then length bytes of src when all of them fit the current range, with 8-byte
-   * moves; returns false and writes nothing when they do not fit. For short pre-encoded messages.
+   * Writes src[offset, offset + length) when it fits the current range, with 8-byte moves; returns
+   * false and writes nothing when it does not fit. For short pre-encoded messages (at least 8 bytes).
    */
-  public boolean tryWriteByteAndBytes(int first, byte[] src, int length) {
+  public boolean tryWriteBytes(byte[] src, int offset, int length) {
     long p = writePtr;
-    if (rangeEnd - p <= length || length < Long.BYTES || length > src.length) {
+    if (rangeEnd - p < length || length < Long.BYTES) {
       return false;
     }
+    java.util.Objects.checkFromIndexSize(offset, length, src.length);
     MemorySegment s = segment;
-    s.set(JAVA_BYTE, p, (byte) first);
-    long to = p + 1;
     int last = length - Long.BYTES; // the final move may overlap the one before: same bytes
     for (int i = 0; i < last; i += Long.BYTES) {
-      s.set(ProtoWire.LONG_LE, to + i, (long) BYTES_AS_LONG.get(src, i));
+      s.set(ProtoWire.LONG_LE, p + i, (long) BYTES_AS_LONG.get(src, offset + i));
     }
-    s.set(ProtoWire.LONG_LE, to + last, (long) BYTES_AS_LONG.get(src, last));
-    writePtr = to + length;
+    s.set(ProtoWire.LONG_LE, p + last, (long) BYTES_AS_LONG.get(src, offset + last));
+    writePtr = p + length;
     return true;
   }
 

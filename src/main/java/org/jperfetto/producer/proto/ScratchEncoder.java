@@ -12,29 +12,35 @@ import java.nio.ByteOrder;
  * does not fit there, through {@link ProtoWriter#appendRawProtoBytes}; either way nothing is
  * backfilled or moved. Each varint is one 8-byte store. Holds at most {@link #CAPACITY} bytes; one
  * thread uses an encoder; nothing allocates.
+ *
+ * <p>The message starts at {@link #OFFSET} of {@link #buffer()}: byte 0 is left free for a 1-byte
+ * size header, so header and message can go out in a single copy.
  */
 public final class ScratchEncoder {
   /** Most bytes a message may take. */
   public static final int CAPACITY = 256;
+  /** Where the message starts in {@link #buffer()}. */
+  public static final int OFFSET = 1;
   private static final VarHandle LONG_LE =
       MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
   // Room for a full 8-byte store (or a 10-byte varint) at any position below CAPACITY.
-  private final byte[] buffer = new byte[CAPACITY + 2 * Long.BYTES];
-  private int position;
+  private final byte[] buffer = new byte[OFFSET + CAPACITY + 2 * Long.BYTES];
+  private int position = OFFSET;
 
   /** Empties the buffer. */
   public ScratchEncoder clear() {
-    position = 0;
+    position = OFFSET;
     return this;
   }
 
-  /** The encoded bytes are [0, length()) of this array (do not keep it). */
+  /** The message is [OFFSET, OFFSET + length()) of this array; byte 0 is free (do not keep it). */
   public byte[] buffer() {
     return buffer;
   }
 
+  /** Bytes of the message so far. */
   public int length() {
-    return position;
+    return position - OFFSET;
   }
 
   /** A varint field (int32, int64, uint32, uint64, bool, enum; negative values take 10 bytes). */
@@ -81,7 +87,7 @@ public final class ScratchEncoder {
 
   private int checkRoom(int bytes) {
     int p = position;
-    if (p + bytes > CAPACITY) {
+    if (p + bytes > OFFSET + CAPACITY) {
       throw new IllegalStateException("message too long for the scratch encoder: position=" + p
           + " adding=" + bytes + " capacity=" + CAPACITY);
     }

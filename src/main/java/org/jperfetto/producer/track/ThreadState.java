@@ -338,8 +338,8 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
       }
     }
     e.varInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, SEQ_NEEDS_INCREMENTAL_STATE);
-    if (!writer.tryWriteSmallPacket(e.buffer(), e.length())) {
-      writer.newTracePacket().appendRawProtoBytes(e.buffer(), 0, e.length());
+    if (!writer.tryWriteSmallPacket(e)) {
+      writer.newTracePacket().appendRawProtoBytes(e.buffer(), ScratchEncoder.OFFSET, e.length());
     }
   }
 
