@@ -11,8 +11,10 @@ import org.jperfetto.abi.PacketFragments;
 import org.jperfetto.abi.SharedMemoryAbi;
 import org.jperfetto.producer.proto.PacketFragment;
 import org.jperfetto.producer.proto.PatchList;
+import org.jperfetto.producer.proto.ProtoWire;
 import org.jperfetto.producer.proto.ProtoWriter;
 import org.jperfetto.producer.proto.ScatteredStreamWriter;
+import org.jperfetto.producer.proto.ScratchEncoder;
 import org.jperfetto.protos.TracePacket;
 
 /**
@@ -184,6 +186,42 @@ public final class TraceWriter implements AutoCloseable {
       firstPacketOnSequence = false;
     }
     return packet;
+  }
+
+  /**
+   * Writes a whole packet, already encoded in packet, when it can go into the current chunk at once
+   * with a 1-byte size (under 127 bytes, as upstream compacts it) and nothing else is due first
+   * (first packet of the sequence, dropping, a full chunk); finishes the open packet, if any,
+   * first. Returns false, writing nothing, otherwise: the caller then writes the same bytes through
+   * {@link #newTracePacket()}. The packet is finished when this returns true.
+   */
+  public boolean tryWriteSmallPacket(ScratchEncoder packet) {
+    if (packetOpen) {
+      finishTracePacket();
+    }
+    int length = packet.length();
+    byte[] bytes = packet.buffer();
+    if (closed || dropPackets || firstPacketOnSequence || reachedMaxPackets || retryNewChunkAfterPacket
+        || fragment.isOpen() || length > ProtoWire.MAX_ONE_BYTE_FRAGMENT_SIZE
+        || stream.bytesAvailable() < length + 2) { // size byte, packet, and a byte for the next count
+      return false;
+    }
+    bytes[ScratchEncoder.OFFSET - 1] = (byte) length;
+    if (!stream.tryWriteBytes(bytes, ScratchEncoder.OFFSET - 1, length + 1)) {
+      return false;
+    }
+    packetsWritten++;
+    if (countInflated) {
+      countInflated = false; // the count already includes this packet
+    } else {
+      chunkCount++;
+    }
+    reachedMaxPackets = chunkCount == MAX_PACKETS_PER_CHUNK;
+    // Finished at once: inflate the count for the next packet, as finishTracePacket does.
+    countInflated = true;
+    chunkCount++;
+    publishPackets();
+    return true;
   }
 
   /**

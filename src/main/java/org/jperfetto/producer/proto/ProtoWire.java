@@ -71,6 +71,26 @@ public final class ProtoWire {
     return (bits + 6) / 7;
   }
 
+  /** Bytes of the tag of field (any wire type: the type takes the low 3 bits). */
+  public static int tagSize(int fieldNumber) {
+    return varIntSize(makeTag(fieldNumber, WIRE_TYPE_VARINT));
+  }
+
+  /** Bytes of a varint field (tag and value), as {@link ProtoWriter#appendVarInt} writes it. */
+  public static int varIntFieldSize(int fieldNumber, long value) {
+    return tagSize(fieldNumber) + varIntSize(value);
+  }
+
+  /** Bytes of a fixed64 or double field. */
+  public static int fixed64FieldSize(int fieldNumber) {
+    return tagSize(fieldNumber) + Long.BYTES;
+  }
+
+  /** Bytes of a length-delimited field (tag, length, body) whose body takes size bytes. */
+  public static int lengthDelimitedFieldSize(int fieldNumber, int size) {
+    return tagSize(fieldNumber) + varIntSize(size) + size;
+  }
+
   /**
    * Writes value as a varint of exactly 4 bytes (leading-zero redundant encoding, e.g. 1 becomes
    * 81 80 80 00), so a size reserved before the payload can be filled in afterwards.

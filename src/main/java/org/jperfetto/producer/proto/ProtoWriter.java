@@ -54,8 +54,10 @@ public final class ProtoWriter {
    * stay unwritten. The TraceWriter calls it when it starts a packet.
    */
   public void reset() {
-    java.util.Arrays.fill(sizeFieldSegment, 1, depth + 1, null);
-    depth = 0;
+    if (depth != 0) {
+      java.util.Arrays.fill(sizeFieldSegment, 1, depth + 1, null);
+      depth = 0;
+    }
   }
 
   /** Number of nested messages open (0 when appending to the root). */

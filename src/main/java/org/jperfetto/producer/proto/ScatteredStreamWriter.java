@@ -21,6 +21,9 @@ public final class ScatteredStreamWriter {
     void getNewBuffer(ScatteredStreamWriter writer);
   }
 
+  private static final java.lang.invoke.VarHandle BYTES_AS_LONG = java.lang.invoke.MethodHandles
+      .byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
+
   private final Delegate delegate;
   private MemorySegment segment = MemorySegment.NULL;
   private long rangeBegin;
@@ -92,7 +95,7 @@ public final class ScatteredStreamWriter {
   }
 
   /** The varint bytes of value (below 2^56), first byte lowest. */
-  private static long encodeVarInt(long value) {
+  static long encodeVarInt(long value) {
     long encoded = 0;
     int shift = 0;
     while (value >= 0x80) {
@@ -104,7 +107,7 @@ public final class ScatteredStreamWriter {
   }
 
   /** Number of bytes of an encoding from {@link #encodeVarInt}: up to its last non-zero byte. */
-  private static int encodedSize(long encoded) {
+  static int encodedSize(long encoded) {
     return Math.max(1, (71 - Long.numberOfLeadingZeros(encoded)) >>> 3);
   }
 
@@ -166,6 +169,26 @@ public final class ScatteredStreamWriter {
       offset += burst;
       length -= burst;
     }
+  }
+
+  /**
+   * Writes src[offset, offset + length) when it fits the current range, with 8-byte moves; returns
+   * false and writes nothing when it does not fit. For short pre-encoded messages (at least 8 bytes).
+   */
+  public boolean tryWriteBytes(byte[] src, int offset, int length) {
+    long p = writePtr;
+    if (rangeEnd - p < length || length < Long.BYTES) {
+      return false;
+    }
+    java.util.Objects.checkFromIndexSize(offset, length, src.length);
+    MemorySegment s = segment;
+    int last = length - Long.BYTES; // the final move may overlap the one before: same bytes
+    for (int i = 0; i < last; i += Long.BYTES) {
+      s.set(ProtoWire.LONG_LE, p + i, (long) BYTES_AS_LONG.get(src, offset + i));
+    }
+    s.set(ProtoWire.LONG_LE, p + last, (long) BYTES_AS_LONG.get(src, offset + last));
+    writePtr = p + length;
+    return true;
   }
 
   /**

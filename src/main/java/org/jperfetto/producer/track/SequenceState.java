@@ -92,6 +92,11 @@ final class SequenceState {
     pendingCount++;
   }
 
+  /** Whether strings were interned for the packet being written (it needs interned_data). */
+  boolean hasPendingInterned() {
+    return pendingCount != 0;
+  }
+
   /** Writes the packet's newly interned entries as its interned_data (nothing if none). */
   void writePendingInterned(ProtoWriter packet) {
     if (pendingCount == 0) {

@@ -3,7 +3,10 @@ package org.jperfetto.producer.track;
 import org.jperfetto.producer.DataSource;
 import org.jperfetto.producer.TraceContext;
 import org.jperfetto.producer.TraceWriter;
+import org.jperfetto.producer.proto.ProtoWire;
 import org.jperfetto.producer.proto.ProtoWriter;
+import org.jperfetto.producer.proto.ScratchEncoder;
+import org.jperfetto.protos.DebugAnnotation;
 import org.jperfetto.protos.BuiltinClock;
 import org.jperfetto.protos.ClockSnapshot;
 import org.jperfetto.protos.ProcessDescriptor;
@@ -32,6 +35,14 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
   static final int TYPE_SLICE_END = org.jperfetto.protos.TrackEvent.Type.TYPE_SLICE_END_VALUE;
   static final int TYPE_INSTANT = org.jperfetto.protos.TrackEvent.Type.TYPE_INSTANT_VALUE;
   static final int TYPE_COUNTER = org.jperfetto.protos.TrackEvent.Type.TYPE_COUNTER_VALUE;
+  private static final int EVENT_TYPE = org.jperfetto.protos.TrackEvent.TYPE_FIELD_NUMBER;
+  private static final int EVENT_CATEGORY_IIDS = org.jperfetto.protos.TrackEvent.CATEGORY_IIDS_FIELD_NUMBER;
+  private static final int EVENT_TRACK_UUID = org.jperfetto.protos.TrackEvent.TRACK_UUID_FIELD_NUMBER;
+  private static final int EVENT_NAME_IID = org.jperfetto.protos.TrackEvent.NAME_IID_FIELD_NUMBER;
+  private static final int EVENT_COUNTER_VALUE = org.jperfetto.protos.TrackEvent.COUNTER_VALUE_FIELD_NUMBER;
+  private static final int EVENT_DOUBLE_COUNTER_VALUE =
+      org.jperfetto.protos.TrackEvent.DOUBLE_COUNTER_VALUE_FIELD_NUMBER;
+  private static final int EVENT_DEBUG_ANNOTATIONS = org.jperfetto.protos.TrackEvent.DEBUG_ANNOTATIONS_FIELD_NUMBER;
   private static final int SEQ_INCREMENTAL_STATE_CLEARED =
       TracePacket.SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED_VALUE;
   private static final int SEQ_NEEDS_INCREMENTAL_STATE =
@@ -57,6 +68,11 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
   private final String[] argNames = new String[MAX_INLINE_ARGS];
   private final int[] argKinds = new int[MAX_INLINE_ARGS];
   private final long[] argBits = new long[MAX_INLINE_ARGS];
+  // Interned ids of a fixed-shape event, found while sizing it.
+  private int categoryIid;
+  private int nameIid;
+  private final int[] argIids = new int[MAX_INLINE_ARGS];
+  private final ScratchEncoder scratch = new ScratchEncoder();
   private final String[] argTexts = new String[MAX_INLINE_ARGS];
   private TrackEvent.EventFunction function;
 
@@ -156,6 +172,11 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
       t.writeDescriptor(p, ProcessInfo.current().uuid());
       seq.tracks.add(t.uuid());
     }
+    int eventSize = fixedShapeEventSize(seq, session, t);
+    if (eventSize >= 0) {
+      writeFixedShapeEvent(writer, seq, session, t, eventSize);
+      return;
+    }
     ProtoWriter p = writer.newTracePacket();
     writeTimestamp(p, seq);
     p.beginNested(TracePacket.TRACK_EVENT_FIELD_NUMBER);
@@ -205,6 +226,135 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
     p.endNested();
     seq.writePendingInterned(p);
     p.appendVarInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, SEQ_NEEDS_INCREMENTAL_STATE);
+  }
+
+  /**
+   * The size of the TrackEvent message of an event with no event function, no string argument and
+   * every string already interned on the sequence (so the packet has no interned_data): the common
+   * trace point, whose sizes can all go out up front. -1 for any other event. Interns the category,
+   * name and argument names in the order the general path does, keeping their iids for the writer.
+   */
+  private int fixedShapeEventSize(SequenceState seq, Session session, Track t) {
+    if (function != null) {
+      return -1;
+    }
+    int size = ProtoWire.varIntFieldSize(EVENT_TYPE, type);
+    if (type != TYPE_SLICE_END && type != TYPE_COUNTER) {
+      int iid = seq.intern(SequenceState.KIND_CATEGORY, category.name());
+      if (iid == 0) {
+        return -1;
+      }
+      categoryIid = iid;
+      size += ProtoWire.varIntFieldSize(EVENT_CATEGORY_IIDS, iid);
+    }
+    if (t != null) {
+      size += ProtoWire.varIntFieldSize(EVENT_TRACK_UUID, t.uuid());
+    }
+    if (name != null) {
+      int iid = seq.intern(SequenceState.KIND_EVENT_NAME, name);
+      if (iid == 0) {
+        return -1;
+      }
+      nameIid = iid;
+      size += ProtoWire.varIntFieldSize(EVENT_NAME_IID, iid);
+    }
+    if (hasCounter) {
+      size += doubleCounter ? ProtoWire.fixed64FieldSize(EVENT_DOUBLE_COUNTER_VALUE)
+          : ProtoWire.varIntFieldSize(EVENT_COUNTER_VALUE, counterBits);
+    }
+    if (!session.filterDebugAnnotations()) {
+      for (int i = 0; i < argCount; i++) {
+        int body = argBodySize(seq, i);
+        if (body < 0) {
+          return -1;
+        }
+        size += ProtoWire.lengthDelimitedFieldSize(EVENT_DEBUG_ANNOTATIONS, body);
+      }
+    }
+    return seq.hasPendingInterned() ? -1 : size;
+  }
+
+  /** Size of the DebugAnnotation of inline argument i (interning its name), or -1 for a string. */
+  private int argBodySize(SequenceState seq, int i) {
+    int iid = seq.intern(SequenceState.KIND_ANNOTATION_NAME, argNames[i]);
+    if (iid == 0) {
+      return -1;
+    }
+    argIids[i] = iid;
+    return annotationSize(argKinds[i], iid, argBits[i]);
+  }
+
+  /** Size of a DebugAnnotation with an interned name and a value of kind; -1 for a string. */
+  private static int annotationSize(int kind, int nameIid, long bits) {
+    int size = ProtoWire.varIntFieldSize(DebugAnnotation.NAME_IID_FIELD_NUMBER, nameIid);
+    return switch (kind) {
+      case ARG_LONG -> size + ProtoWire.varIntFieldSize(DebugAnnotation.INT_VALUE_FIELD_NUMBER, bits);
+      case ARG_DOUBLE -> size + ProtoWire.fixed64FieldSize(DebugAnnotation.DOUBLE_VALUE_FIELD_NUMBER);
+      case ARG_BOOL -> size + ProtoWire.varIntFieldSize(DebugAnnotation.BOOL_VALUE_FIELD_NUMBER, 1);
+      default -> -1;
+    };
+  }
+
+  /**
+   * Writes the packet of a fixed-shape event (see {@link #fixedShapeEventSize}): encoded whole in
+   * the scratch buffer with every size known up front, then copied into the chunk at once, or, when
+   * it does not fit there, appended through a regular packet. The same bytes as the general path
+   * either way, without backfilling or moving anything.
+   */
+  private void writeFixedShapeEvent(TraceWriter writer, SequenceState seq, Session session, Track t,
+      int eventSize) {
+    ScratchEncoder e = scratch.clear();
+    long ts = timestamp;
+    if (!seq.session.incrementalTimestamps()) {
+      e.varInt(TracePacket.TIMESTAMP_FIELD_NUMBER, ts);
+    } else if (ts >= seq.lastTimestamp) {
+      e.varInt(TracePacket.TIMESTAMP_FIELD_NUMBER, ts - seq.lastTimestamp);
+      seq.lastTimestamp = ts;
+    } else {
+      e.varInt(TracePacket.TIMESTAMP_FIELD_NUMBER, ts);
+      e.varInt(TracePacket.TIMESTAMP_CLOCK_ID_FIELD_NUMBER, CLOCK_ID_MONOTONIC);
+    }
+    e.nested(TracePacket.TRACK_EVENT_FIELD_NUMBER, eventSize);
+    e.varInt(EVENT_TYPE, type);
+    if (type != TYPE_SLICE_END && type != TYPE_COUNTER) {
+      e.varInt(EVENT_CATEGORY_IIDS, categoryIid);
+    }
+    if (t != null) {
+      e.varInt(EVENT_TRACK_UUID, t.uuid());
+    }
+    if (name != null) {
+      e.varInt(EVENT_NAME_IID, nameIid);
+    }
+    if (hasCounter) {
+      if (doubleCounter) {
+        e.fixed64(EVENT_DOUBLE_COUNTER_VALUE, counterBits);
+      } else {
+        e.varInt(EVENT_COUNTER_VALUE, counterBits);
+      }
+    }
+    if (!session.filterDebugAnnotations()) {
+      for (int i = 0; i < argCount; i++) {
+        writeArg(e, i);
+      }
+    }
+    e.varInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, SEQ_NEEDS_INCREMENTAL_STATE);
+    if (!writer.tryWriteSmallPacket(e)) {
+      writer.newTracePacket().appendRawProtoBytes(e.buffer(), ScratchEncoder.OFFSET, e.length());
+    }
+  }
+
+  /** Inline argument i of a fixed-shape event, its name interned by argBodySize. */
+  private void writeArg(ScratchEncoder e, int i) {
+    int iid = argIids[i];
+    int kind = argKinds[i];
+    long bits = argBits[i];
+    e.nested(EVENT_DEBUG_ANNOTATIONS, annotationSize(kind, iid, bits));
+    e.varInt(DebugAnnotation.NAME_IID_FIELD_NUMBER, iid);
+    switch (kind) {
+      case ARG_LONG -> e.varInt(DebugAnnotation.INT_VALUE_FIELD_NUMBER, bits);
+      case ARG_DOUBLE -> e.fixed64(DebugAnnotation.DOUBLE_VALUE_FIELD_NUMBER, bits);
+      default -> e.varInt(DebugAnnotation.BOOL_VALUE_FIELD_NUMBER, bits != 0 ? 1 : 0);
+    }
   }
 
   /** Delta from the sequence's last timestamp, or absolute when the clock went back or is absolute. */
