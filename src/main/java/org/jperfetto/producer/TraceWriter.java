@@ -201,13 +201,18 @@ public final class TraceWriter implements AutoCloseable {
     }
     int length = packet.length();
     byte[] bytes = packet.buffer();
+    // Busy while the chunk is written, like a regular packet: a flush must not take the chunk now.
+    // Entering may answer a pending flush by handing the chunk back, so the checks come after it.
+    handshake.enter(this);
     if (closed || dropPackets || firstPacketOnSequence || reachedMaxPackets || retryNewChunkAfterPacket
-        || fragment.isOpen() || length > ProtoWire.MAX_ONE_BYTE_FRAGMENT_SIZE
+        || !ChunkHandle.isValid(chunk) || fragment.isOpen() || length > ProtoWire.MAX_ONE_BYTE_FRAGMENT_SIZE
         || stream.bytesAvailable() < length + 2) { // size byte, packet, and a byte for the next count
+      handshake.exit();
       return false;
     }
     bytes[ScratchEncoder.OFFSET - 1] = (byte) length;
     if (!stream.tryWriteBytes(bytes, ScratchEncoder.OFFSET - 1, length + 1)) {
+      handshake.exit();
       return false;
     }
     packetsWritten++;
@@ -221,6 +226,7 @@ public final class TraceWriter implements AutoCloseable {
     countInflated = true;
     chunkCount++;
     publishPackets();
+    handshake.exit();
     return true;
   }
 
