@@ -75,4 +75,18 @@ final class ServiceSide {
     }
     return List.copyOf(out);
   }
+
+  /**
+   * The packets the buffer holds now, consumed and not kept (for long runs that check as they go;
+   * do not mix with {@link #readAll()}).
+   */
+  synchronized List<Read> readNewOnly() {
+    List<Read> out = new ArrayList<>();
+    buffer.beginRead();
+    BufferedPacket p = new BufferedPacket();
+    while (buffer.readNextTracePacket(p)) {
+      out.add(new Read(p.writerId(), p.previousPacketDropped(), p.toByteArray()));
+    }
+    return out;
+  }
 }

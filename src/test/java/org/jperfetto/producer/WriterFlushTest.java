@@ -231,11 +231,8 @@ class WriterFlushTest {
   }
 
   /** Checks the packets read since the last call: each writer's timestamps go on from seen[t]. */
-  private static void readNew(TestSink sink, AtomicIntegerArray ids, long[] seen, int[] readIndex)
-      throws Exception {
-    List<ServiceSide.Read> reads = sink.service.readAll();
-    for (; readIndex[0] < reads.size(); readIndex[0]++) {
-      ServiceSide.Read r = reads.get(readIndex[0]);
+  private static void readNew(TestSink sink, AtomicIntegerArray ids, long[] seen) throws Exception {
+    for (ServiceSide.Read r : sink.service.readNewOnly()) {
       for (int t = 0; t < ids.length(); t++) {
         if (ids.get(t) == r.writerId()) {
           assertEquals(seen[t]++, TracePacket.parseFrom(r.data()).getTimestamp(), "writer " + t);
@@ -244,12 +241,6 @@ class WriterFlushTest {
     }
   }
 
-  /**
-   * Threads write packets (some spanning chunks, with nested sizes patched later), pause at random
-   * (idle, holding a chunk) and flush themselves now and then, while this thread runs flush rounds.
-   * After each round every packet finished before it began must be in the service; at the end
-   * every packet is there exactly once, in order, and no chunk was refused as a double commit.
-   */
   private static void race(int threads, int rounds, long seed) throws Exception {
     assumeTrue(Membarrier.isAvailable(), "needs membarrier PRIVATE_EXPEDITED");
     try (TestSink sink = new TestSink(TestSink.Mode.SYNC, 16, PAGE, 256 << 20)) {
@@ -298,7 +289,6 @@ class WriterFlushTest {
       assertTrue(started.await(10, TimeUnit.SECONDS));
       int taken = 0;
       long[] seen = new long[threads];
-      int[] readIndex = {0}; // reads already checked
       for (int round = 0; round < rounds && failure.get() == null; round++) {
         long[] before = new long[threads];
         for (int t = 0; t < threads; t++) {
@@ -312,7 +302,7 @@ class WriterFlushTest {
         }
         taken++;
         sink.drain(); // waits for a drain another thread may be in the middle of
-        readNew(sink, ids, seen, readIndex);
+        readNew(sink, ids, seen);
         for (int t = 0; t < threads; t++) {
           assertTrue(seen[t] >= before[t], "round " + round + " writer " + t + ": " + seen[t]
               + " packets in the service, " + before[t] + " finished before the flush");
@@ -329,7 +319,7 @@ class WriterFlushTest {
         throw new AssertionError("writer failed", failure.get());
       }
       sink.drain();
-      readNew(sink, ids, seen, readIndex);
+      readNew(sink, ids, seen);
       for (int t = 0; t < threads; t++) {
         assertEquals(finished.get(t), seen[t], "writer " + t + ": every packet exactly once");
       }
