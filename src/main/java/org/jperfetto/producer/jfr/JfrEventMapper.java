@@ -98,8 +98,17 @@ public final class JfrEventMapper {
       }
       case "jdk.JavaThreadStatistics" -> out.add(new Counter(epochNanos(e.getStartTime()),
           "JVM live threads", "count", longField(e, "activeCount", 0)));
-      case "jdk.VirtualThreadPinned" ->
-          out.add(slice(e, EventGroup.VTHREADS, "Virtual threads", "Virtual thread pinned", List.of()));
+      case "jdk.VirtualThreadPinned" -> {
+        // Pinned means the virtual thread holds its carrier: the slice goes on the carrier's lane
+        // (a platform thread with a tid; one pin at a time per carrier, so pins never overlap there).
+        // JFR names the carrier since JDK 24; without it the lane is the event thread's, which for a
+        // virtual thread (no OS tid) is the process's.
+        RecordedThread carrier = e.hasField("carrierThread") ? e.getValue("carrierThread") : null;
+        RecordedThread on = carrier != null && carrier.getOSThreadId() > 0 ? carrier : e.getThread();
+        List<Arg> args = args(e, "blockingOperation", "pinnedReason");
+        args.addAll(virtualThread(e.getThread()));
+        out.add(slice(e, on, EventGroup.VTHREADS, "Virtual threads", "Virtual thread pinned", args));
+      }
       case "jdk.VirtualThreadSubmitFailed" -> out.add(instant(e, EventGroup.VTHREADS, "Virtual threads",
           "Virtual thread submit failed", args(e, "javaThreadId", "exceptionMessage")));
       case "jdk.ClassLoad" -> out.add(slice(e, EventGroup.CLASSLOADING, "Class loading", "Class load",
@@ -113,9 +122,26 @@ public final class JfrEventMapper {
   }
 
   private Slice slice(RecordedEvent e, EventGroup group, String lane, String name, List<Arg> args) {
+    return slice(e, e.getThread(), group, lane, name, args);
+  }
+
+  private Slice slice(RecordedEvent e, RecordedThread on, EventGroup group, String lane, String name, List<Arg> args) {
     long start = epochNanos(e.getStartTime());
     long end = epochNanos(e.getEndTime());
-    return new Slice(start, Math.max(0, end - start), lane(e.getThread(), lane), category(group), name, args, stack(e));
+    return new Slice(start, Math.max(0, end - start), lane(on, lane), category(group), name, args, stack(e));
+  }
+
+  /** Which virtual thread an event on a carrier's lane is about: its name (if any) and Java id. */
+  private static List<Arg> virtualThread(RecordedThread t) {
+    if (t == null || !t.isVirtual()) {
+      return List.of();
+    }
+    List<Arg> out = new ArrayList<>(2);
+    if (t.getJavaName() != null && !t.getJavaName().isEmpty()) {
+      out.add(new Arg("virtualThread", bounded(t.getJavaName())));
+    }
+    out.add(new Arg("virtualThreadId", t.getJavaThreadId()));
+    return out;
   }
 
   private JvmEvent.Instant instant(RecordedEvent e, EventGroup group, String lane, String name, List<Arg> args) {
