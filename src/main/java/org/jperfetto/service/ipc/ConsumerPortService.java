@@ -74,6 +74,15 @@ public final class ConsumerPortService {
 
   private final TracingService service;
   private final Map<Long, RemoteConsumer> consumers = new ConcurrentHashMap<>();
+  /**
+   * The trace files of detached sessions (service thread only). The session, not the connection
+   * that passed the file, owns it: the detached connection may go, and whoever attaches takes
+   * the file over (closed on its FreeBuffers or disconnect), as upstream's session keeps its fd.
+   */
+  private final Map<DetachedKey, FdTraceFileSink> detachedFiles = new HashMap<>();
+
+  /** A detached session's key: the key is per uid, as the service's Detach/Attach match them. */
+  private record DetachedKey(int uid, String key) {}
   private final ServiceDefinition definition;
 
   public ConsumerPortService(TracingService service) {
@@ -82,7 +91,7 @@ public final class ConsumerPortService {
         new ServiceListener() {
           @Override
           public void onClientBound(ClientInfo client) {
-            RemoteConsumer c = new RemoteConsumer();
+            RemoteConsumer c = new RemoteConsumer(client.uid());
             consumers.put(client.clientId(), c);
             service.taskRunner().post(() -> c.endpoint = service.connectConsumer(c, client.uid()));
           }
@@ -145,12 +154,25 @@ public final class ConsumerPortService {
     });
     h.put("Detach", call -> {
       DetachRequest req = DetachRequest.parseFrom(call.args());
-      onConsumer(call, (c, ep) -> replyOrFail(call, ep.detach(req.getKey()), DetachResponse.getDefaultInstance()));
+      onConsumer(call, (c, ep) -> {
+        String error = ep.detach(req.getKey());
+        if (error.isEmpty() && c.fileSink != null) {
+          detachedFiles.put(new DetachedKey(c.uid, req.getKey()), c.fileSink); // the session goes on writing
+          c.fileSink = null;
+        }
+        replyOrFail(call, error, DetachResponse.getDefaultInstance());
+      });
     });
     h.put("Attach", call -> {
       AttachRequest req = AttachRequest.parseFrom(call.args());
-      onConsumer(call, (c, ep) -> ep.attach(req.getKey()).ifPresentOrElse(
-          cfg -> call.reply(AttachResponse.newBuilder().setTraceConfig(cfg).build()), call::fail));
+      onConsumer(call, (c, ep) -> ep.attach(req.getKey()).ifPresentOrElse(cfg -> {
+        FdTraceFileSink file = detachedFiles.remove(new DetachedKey(c.uid, req.getKey()));
+        if (file != null) {
+          c.closeFileSink(); // of an earlier session of this connection, if any
+          c.fileSink = file;
+        }
+        call.reply(AttachResponse.newBuilder().setTraceConfig(cfg).build());
+      }, call::fail));
     });
     h.put("ObserveEvents", call -> {
       ObserveEventsRequest req = ObserveEventsRequest.parseFrom(call.args());
@@ -303,6 +325,7 @@ public final class ConsumerPortService {
 
   /** One consumer connection; its state lives on the service thread. */
   private final class RemoteConsumer implements ConsumerCallbacks {
+    final int uid;
     ConsumerEndpoint endpoint;
     boolean gone;
     MethodCall enableCall;
@@ -316,6 +339,10 @@ public final class ConsumerPortService {
     private final java.util.ArrayDeque<ReadBuffersResponse> readQueue = new java.util.ArrayDeque<>();
     private boolean lastQueued;
     private boolean pumpScheduled;
+
+    RemoteConsumer(int uid) {
+      this.uid = uid;
+    }
 
     void replaceEnableCall(MethodCall call) {
       if (enableCall != null && !enableCall.isDone()) {
