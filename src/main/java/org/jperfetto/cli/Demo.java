@@ -86,6 +86,7 @@ public final class Demo implements Subcommand {
   private int runProducer(DemoOptions options, CliContext ctx) throws InterruptedException {
     PrintStream err = ctx.err();
     String socket = producerSocket(ctx.env());
+    JfrDataSource.warmUpAsync();
     try (DemoWorkload workload = new DemoWorkload();
         TracingProducer producer = connectProducer(socket, workload)) {
       if (producer == null) {
@@ -123,6 +124,7 @@ public final class Demo implements Subcommand {
     if (socket == null) {
       socket = ConsumerSockets.defaultPath();
     }
+    JfrDataSource.warmUpAsync(); // JFR's set-up overlaps the service's start, not the session
     EmbeddedService embedded = null;
     TracingConsumer consumer = null;
     DemoWorkload workload = new DemoWorkload();

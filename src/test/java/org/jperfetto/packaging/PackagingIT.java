@@ -220,7 +220,7 @@ class PackagingIT {
     Map<String, String> env = Map.of("PERFETTO_PRODUCER_SOCK_NAME", work.resolve("demo-p.sock").toString(),
         "PERFETTO_CONSUMER_SOCK_NAME", work.resolve("demo-c.sock").toString());
     Path trace = work.resolve("demo.perfetto-trace");
-    Result demo = run(env, image.resolve("bin/jperfetto").toString(), "demo", "-t", "1s", "-o", trace.toString());
+    Result demo = run(env, image.resolve("bin/jperfetto").toString(), "demo", "-t", "2s", "-o", trace.toString());
     assertEquals(0, demo.exit(), demo::toString);
     assertFalse(demo.stderr().contains("WARNING"), demo::toString);
     assertTrue(demo.stderr().contains("started an in-process jtraced"), demo::toString);

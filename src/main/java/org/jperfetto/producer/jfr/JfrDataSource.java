@@ -52,6 +52,22 @@ public final class JfrDataSource {
     return ds;
   }
 
+  /**
+   * Initializes JFR in the background without starting a recording. The first recording of a JVM
+   * pays for JFR's own set-up (a few hundred ms, seconds on a loaded machine) after the session
+   * started; an app that knows it will be traced with jvm.jfr (the demo) calls this early so the
+   * bridge records from the session's first moments. Returns the thread doing it.
+   */
+  public static Thread warmUpAsync() {
+    return Thread.ofPlatform().daemon().name("jvm.jfr warm-up").start(() -> {
+      try {
+        jdk.jfr.FlightRecorder.getFlightRecorder();
+      } catch (RuntimeException | Error e) { // e.g. JFR not in this runtime: start() reports it later
+        LOG.log(Level.DEBUG, "jvm.jfr: warm-up failed", e);
+      }
+    });
+  }
+
   /** Creates the data source and registers it with producer; returns it. */
   public static DataSource<JfrBridge> register(TracingProducer producer) {
     DataSource<JfrBridge> ds = create();

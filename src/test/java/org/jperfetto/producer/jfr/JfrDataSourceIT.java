@@ -91,6 +91,16 @@ class JfrDataSourceIT {
   }
 
   @Test
+  void warmUpInitializesJfrWithoutStartingARecording() throws Exception {
+    int before = FlightRecorder.isInitialized() ? FlightRecorder.getFlightRecorder().getRecordings().size() : 0;
+    Thread t = JfrDataSource.warmUpAsync();
+    t.join(TimeUnit.SECONDS.toMillis(30));
+    assertTrue(!t.isAlive(), "warm-up finished");
+    assertTrue(FlightRecorder.isInitialized(), "JFR initialized");
+    assertEquals(before, FlightRecorder.getFlightRecorder().getRecordings().size(), "no recording started");
+  }
+
+  @Test
   void jfrRunsOnlyWhileEnabledAndFlushDrainsIt() throws Exception {
     int before = recordings();
     Thread.sleep(200);
