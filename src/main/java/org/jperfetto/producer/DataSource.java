@@ -27,14 +27,24 @@ public final class DataSource<S> {
   record Slot<S>(DataSourceInstance<S> instance, SharedMemoryArbiter arbiter, int targetBuffer,
       long generation) {}
 
-  /** The calling thread's writers, one per slot, and the slot generation each was made for. */
-  private static final class PerThread<S> {
-    final TraceContext<S>[] contexts;
-    final long[] generations = new long[MAX_INSTANCES];
+  /**
+   * One thread's writers for this data source, one per instance slot, and the slot generation each
+   * was made for. {@link #trace(TraceFunction)} finds the calling thread's through a ThreadLocal; a
+   * caller that already keeps per-thread state (TrackEvent) holds it from {@link #threadWriters()}
+   * and passes it to {@link #trace(ThreadWriters, TraceFunction)}, saving that lookup per event.
+   * Only its thread may use it.
+   */
+  public static final class ThreadWriters<S> {
+    private final DataSource<S> owner;
+    private final Thread thread;
+    private final TraceContext<S>[] contexts;
+    private final long[] generations = new long[MAX_INSTANCES];
 
     @SuppressWarnings("unchecked")
-    PerThread() {
-      contexts = (TraceContext<S>[]) new TraceContext<?>[MAX_INSTANCES];
+    private ThreadWriters(DataSource<S> owner) {
+      this.owner = owner;
+      this.thread = Thread.currentThread();
+      this.contexts = (TraceContext<S>[]) new TraceContext<?>[MAX_INSTANCES];
     }
   }
 
@@ -44,7 +54,7 @@ public final class DataSource<S> {
   @SuppressWarnings("unchecked")
   private final Slot<S>[] slots = (Slot<S>[]) new Slot<?>[MAX_INSTANCES]; // written before activeMask
   private volatile int activeMask;
-  private final ThreadLocal<PerThread<S>> perThread = ThreadLocal.withInitial(PerThread::new);
+  private final ThreadLocal<ThreadWriters<S>> perThread = ThreadLocal.withInitial(() -> new ThreadWriters<>(this));
 
   private DataSource(DataSourceDescriptor descriptor, DataSourceHandler<S> handler,
       BufferExhaustedPolicy policy) {
@@ -103,11 +113,35 @@ public final class DataSource<S> {
     if (mask == 0) {
       return;
     }
-    traceActive(mask, fn);
+    traceActive(perThread.get(), mask, fn);
   }
 
-  private void traceActive(int mask, TraceFunction<S> fn) {
-    PerThread<S> local = perThread.get();
+  /**
+   * The calling thread's writers, for {@link #trace(ThreadWriters, TraceFunction)}: the same ones
+   * {@link #trace(TraceFunction)} uses on this thread.
+   */
+  public ThreadWriters<S> threadWriters() {
+    return perThread.get();
+  }
+
+  /**
+   * As {@link #trace(TraceFunction)}, with the calling thread's writers already at hand.
+   *
+   * @throws IllegalArgumentException if writers belong to another data source or thread
+   */
+  public void trace(ThreadWriters<S> writers, TraceFunction<S> fn) {
+    int mask = activeMask;
+    if (mask == 0) {
+      return;
+    }
+    if (writers.owner != this || writers.thread != Thread.currentThread()) {
+      throw new IllegalArgumentException("thread writers of " + writers.owner.name() + " on "
+          + writers.thread + " used for " + name() + " on " + Thread.currentThread());
+    }
+    traceActive(writers, mask, fn);
+  }
+
+  private void traceActive(ThreadWriters<S> local, int mask, TraceFunction<S> fn) {
     for (int bits = mask; bits != 0; bits &= bits - 1) {
       int i = Integer.numberOfTrailingZeros(bits);
       Slot<S> slot = slots[i];
@@ -116,17 +150,24 @@ public final class DataSource<S> {
       }
       TraceContext<S> ctx = local.contexts[i];
       if (ctx == null || local.generations[i] != slot.generation()) {
-        if (ctx != null) {
-          ctx.writer().close(); // the slot's previous instance is over
-        }
-        ctx = new TraceContext<>(TraceWriter.create(slot.arbiter(), slot.targetBuffer(), policy),
-            slot.instance());
-        local.contexts[i] = ctx;
-        local.generations[i] = slot.generation();
+        ctx = newContext(local, i, slot);
       }
       fn.trace(ctx);
       ctx.finishTracePacket();
     }
+  }
+
+  /** A writer for the slot's (new) instance, closing the one of the instance it had before. */
+  private TraceContext<S> newContext(ThreadWriters<S> local, int i, Slot<S> slot) {
+    TraceContext<S> old = local.contexts[i];
+    if (old != null) {
+      old.writer().close(); // the slot's previous instance is over
+    }
+    TraceContext<S> ctx = new TraceContext<>(TraceWriter.create(slot.arbiter(), slot.targetBuffer(), policy),
+        slot.instance());
+    local.contexts[i] = ctx;
+    local.generations[i] = slot.generation();
+    return ctx;
   }
 
   // ---- instance bookkeeping, producer thread only ----

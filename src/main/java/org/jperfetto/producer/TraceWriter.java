@@ -230,6 +230,11 @@ public final class TraceWriter implements AutoCloseable {
     return true;
   }
 
+  /** Room left in the current chunk (for tests of the small-packet path's boundaries). */
+  long bytesLeftInChunk() {
+    return stream.bytesAvailable();
+  }
+
   /**
    * Ends the current packet: closes its open nested messages and writes its size. The count of the
    * chunk is raised right away (as upstream's writer does) so a service scraping the chunk before

@@ -62,7 +62,7 @@ public final class TrackEvent {
   private final List<Category> categories = new CopyOnWriteArrayList<>();
   private final Map<String, Category> dynamicCategories = new ConcurrentHashMap<>();
   private final Session[] sessions = new Session[DataSource.MAX_INSTANCES];
-  private final ThreadLocal<ThreadState> threads = ThreadLocal.withInitial(() -> new ThreadState(this));
+  private final ThreadLocal<ThreadState> threads;
 
   private TrackEvent(Builder b) {
     this.processName = b.processName != null ? b.processName : ProcessInfo.current().defaultName();
@@ -77,6 +77,7 @@ public final class TrackEvent {
     DataSourceDescriptor descriptor = DataSourceDescriptor.newBuilder().setName(DATA_SOURCE_NAME)
         .setHandlesIncrementalStateClear(true).setTrackEventDescriptor(available).build();
     this.dataSource = DataSource.create(descriptor, new Handler(), b.policy);
+    this.threads = ThreadLocal.withInitial(() -> new ThreadState(this, dataSource));
   }
 
   public static Builder builder() {
@@ -260,7 +261,7 @@ public final class TrackEvent {
       if (t.start(ThreadState.TYPE_INSTANT, category, null, name)) {
         t.arg(arg1, ThreadState.ARG_LONG, value1, null);
         t.arg(arg2, ThreadState.ARG_LONG, value2, null);
-        t.emit(dataSource);
+        t.emit();
       }
     }
   }
@@ -286,7 +287,7 @@ public final class TrackEvent {
       ThreadState t = threads.get();
       if (t.start(ThreadState.TYPE_COUNTER, category, requireCounterTrack(counterTrack), null)) {
         t.counter(false, value);
-        t.emit(dataSource);
+        t.emit();
       }
     }
   }
@@ -297,7 +298,7 @@ public final class TrackEvent {
       ThreadState t = threads.get();
       if (t.start(ThreadState.TYPE_COUNTER, category, requireCounterTrack(counterTrack), null)) {
         t.counter(true, Double.doubleToRawLongBits(value));
-        t.emit(dataSource);
+        t.emit();
       }
     }
   }
@@ -327,7 +328,7 @@ public final class TrackEvent {
   private void emit(int type, Category category, Track track, String name) {
     ThreadState t = threads.get();
     if (t.start(type, category, track, name)) {
-      t.emit(dataSource);
+      t.emit();
     }
   }
 
@@ -336,7 +337,7 @@ public final class TrackEvent {
     ThreadState t = threads.get();
     if (t.start(type, category, track, name)) {
       t.arg(arg, kind, bits, text);
-      t.emit(dataSource);
+      t.emit();
     }
   }
 
@@ -344,7 +345,7 @@ public final class TrackEvent {
     ThreadState t = threads.get();
     if (t.start(type, category, track, name)) {
       t.function(fn);
-      t.emit(dataSource);
+      t.emit();
     }
   }
 
