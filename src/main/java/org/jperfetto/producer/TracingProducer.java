@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jperfetto.abi.SharedMemoryAbi;
+import org.jperfetto.abi.ShmSizes;
 import org.jperfetto.ipc.BoundService;
 import org.jperfetto.ipc.IpcClient;
 import org.jperfetto.ipc.Reply;
@@ -65,8 +66,6 @@ public final class TracingProducer implements AutoCloseable {
   /** Sent as InitializeConnectionRequest.sdk_version. */
   public static final String SDK_VERSION = "jperfetto 0.1";
   static final String PORT = "ProducerPort";
-  /** Largest SMB accepted from the service (upstream's kMaxShmSize). */
-  static final long MAX_SMB_SIZE = 32L * 1024 * 1024;
 
   private final String name;
   private final String socketPath;
@@ -429,7 +428,7 @@ public final class TracingProducer implements AutoCloseable {
 
   /** Our own SMB for this connection; null (the service's will do) if the kernel refuses one. */
   private ProvidedSmb createProvidedSmb() {
-    ProvidedSmb.Sizes sizes = ProvidedSmb.Sizes.forHints(Integer.toUnsignedLong(smbSizeHint),
+    ShmSizes sizes = ShmSizes.validate(Integer.toUnsignedLong(smbSizeHint),
         Integer.toUnsignedLong(smbPageSizeHint));
     long size = providedSmbSize != 0 ? providedSmbSize : sizes.size();
     try {
@@ -578,7 +577,7 @@ public final class TracingProducer implements AutoCloseable {
         return;
       }
       long size = MemFd.size(fd);
-      if (size <= 0 || size > MAX_SMB_SIZE || size % pageSize != 0) {
+      if (size <= 0 || size > ShmSizes.MAX_SIZE /* upstream's kMaxShmSize */ || size % pageSize != 0) {
         LOG.log(Level.ERROR, "producer " + name + ": shared memory size invalid: size=" + size
             + " page=" + pageSize);
         return;

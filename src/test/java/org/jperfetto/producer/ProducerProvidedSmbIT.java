@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.jperfetto.abi.ShmSizes;
 import org.jperfetto.os.MemFd;
 import org.jperfetto.protos.DataSourceConfig;
 import org.jperfetto.service.ipc.ServiceHost;
@@ -98,12 +99,12 @@ class ProducerProvidedSmbIT {
 
   @Test
   void sizesFollowTheServicesRule() {
-    assertEquals(new ProvidedSmb.Sizes(256 * 1024, 4096), ProvidedSmb.Sizes.forHints(0, 0));
-    assertEquals(new ProvidedSmb.Sizes(128 * 1024, 8192), ProvidedSmb.Sizes.forHints(128 * 1024, 8192));
-    assertEquals(new ProvidedSmb.Sizes(64 * 1024, 32 * 1024), ProvidedSmb.Sizes.forHints(64 * 1024, 64 * 1024));
-    assertEquals(new ProvidedSmb.Sizes(32L << 20, 4096), ProvidedSmb.Sizes.forHints(64L << 20, 4096));
-    assertEquals(new ProvidedSmb.Sizes(256 * 1024, 4096), ProvidedSmb.Sizes.forHints(12 * 1024, 8192));
-    assertEquals(new ProvidedSmb.Sizes(256 * 1024, 4096), ProvidedSmb.Sizes.forHints(48 * 1024, 12 * 1024));
+    assertEquals(new ShmSizes(256 * 1024, 4096), ShmSizes.validate(0, 0));
+    assertEquals(new ShmSizes(128 * 1024, 8192), ShmSizes.validate(128 * 1024, 8192));
+    assertEquals(new ShmSizes(64 * 1024, 32 * 1024), ShmSizes.validate(64 * 1024, 64 * 1024));
+    assertEquals(new ShmSizes(32L << 20, 4096), ShmSizes.validate(64L << 20, 4096));
+    assertEquals(new ShmSizes(256 * 1024, 4096), ShmSizes.validate(12 * 1024, 8192));
+    assertEquals(new ShmSizes(256 * 1024, 4096), ShmSizes.validate(48 * 1024, 12 * 1024));
     assertEquals(MemFd.F_SEAL_SHRINK | MemFd.F_SEAL_GROW | MemFd.F_SEAL_SEAL, ProvidedSmb.REQUIRED_SEALS);
   }
 }

@@ -4,12 +4,12 @@ import java.lang.System.Logger.Level;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Optional;
+import org.jperfetto.abi.ShmSizes;
 import org.jperfetto.os.ErrnoException;
 import org.jperfetto.os.Fds;
 import org.jperfetto.os.MemFd;
 import org.jperfetto.os.SharedMapping;
 import org.jperfetto.service.SharedMemory;
-import org.jperfetto.service.ShmSizes;
 
 /**
  * A producer's SMB backed by a memfd sealed against resizing (F_SEAL_SHRINK | F_SEAL_GROW |

@@ -1,12 +1,11 @@
-package org.jperfetto.service;
-
-import org.jperfetto.abi.SharedMemoryAbi;
+package org.jperfetto.abi;
 
 /**
  * Size and page size of a producer's SMB after the service's checks (upstream's
  * EnsureValidShmSizes): 0 means the default; the page size is 4 KiB times a power of two up to
  * 32 KiB; the size is at most 32 MiB and a multiple of the page size. Anything invalid falls back
- * to the defaults, 256 KiB of 4 KiB pages.
+ * to the defaults, 256 KiB of 4 KiB pages. The service applies it to the hints; a producer that
+ * offers its own SMB applies it first, so the service adopts what it offers.
  */
 public record ShmSizes(long size, int pageSize) {
   public static final long DEFAULT_SIZE = 256 * 1024;
