@@ -2,6 +2,8 @@ package org.jperfetto.producer.proto;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 import org.jperfetto.abi.PacketFragments;
 
@@ -14,6 +16,8 @@ public final class ProtoWire {
 
   static final ValueLayout.OfInt INT_LE = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
   static final ValueLayout.OfLong LONG_LE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+  /** The same 8-byte little-endian view over a byte[] (scratch encodings copied into a segment). */
+  static final VarHandle BYTES_AS_LONG_LE = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
   public static final int WIRE_TYPE_VARINT = 0;
   public static final int WIRE_TYPE_FIXED64 = 1;

@@ -21,9 +21,6 @@ public final class ScatteredStreamWriter {
     void getNewBuffer(ScatteredStreamWriter writer);
   }
 
-  private static final java.lang.invoke.VarHandle BYTES_AS_LONG = java.lang.invoke.MethodHandles
-      .byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
-
   private final Delegate delegate;
   private MemorySegment segment = MemorySegment.NULL;
   private long rangeBegin;
@@ -184,9 +181,9 @@ public final class ScatteredStreamWriter {
     MemorySegment s = segment;
     int last = length - Long.BYTES; // the final move may overlap the one before: same bytes
     for (int i = 0; i < last; i += Long.BYTES) {
-      s.set(ProtoWire.LONG_LE, p + i, (long) BYTES_AS_LONG.get(src, offset + i));
+      s.set(ProtoWire.LONG_LE, p + i, (long) ProtoWire.BYTES_AS_LONG_LE.get(src, offset + i));
     }
-    s.set(ProtoWire.LONG_LE, p + last, (long) BYTES_AS_LONG.get(src, offset + last));
+    s.set(ProtoWire.LONG_LE, p + last, (long) ProtoWire.BYTES_AS_LONG_LE.get(src, offset + last));
     writePtr = p + length;
     return true;
   }

@@ -1,9 +1,5 @@
 package org.jperfetto.producer.proto;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
-
 /**
  * Encodes one short message (e.g. a whole small TracePacket) into a reusable heap buffer, for a
  * caller that knows its nested sizes up front: fields are appended in order, a nested message is a
@@ -21,8 +17,6 @@ public final class ScratchEncoder {
   public static final int CAPACITY = 256;
   /** Where the message starts in {@link #buffer()}. */
   public static final int OFFSET = 1;
-  private static final VarHandle LONG_LE =
-      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
   // Room for a full 8-byte store (or a 10-byte varint) at any position below CAPACITY.
   private final byte[] buffer = new byte[OFFSET + CAPACITY + 2 * Long.BYTES];
   private int position = OFFSET;
@@ -54,7 +48,7 @@ public final class ScratchEncoder {
   public ScratchEncoder fixed64(int field, long value) {
     putVarInt(ProtoWire.makeTag(field, ProtoWire.WIRE_TYPE_FIXED64) & 0xFFFF_FFFFL);
     int p = checkRoom(Long.BYTES);
-    LONG_LE.set(buffer, p, value);
+    ProtoWire.BYTES_AS_LONG_LE.set(buffer, p, value);
     position = p + Long.BYTES;
     return this;
   }
@@ -73,7 +67,7 @@ public final class ScratchEncoder {
     int p = checkRoom(ProtoWire.MAX_VARINT_SIZE);
     if ((value >>> 56) == 0) {
       long encoded = ScatteredStreamWriter.encodeVarInt(value);
-      LONG_LE.set(buffer, p, encoded);
+      ProtoWire.BYTES_AS_LONG_LE.set(buffer, p, encoded);
       position = p + ScatteredStreamWriter.encodedSize(encoded);
       return;
     }
