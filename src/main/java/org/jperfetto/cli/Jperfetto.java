@@ -59,6 +59,8 @@ public final class Jperfetto {
     // choice to its caller, so tests decide what is embedded).
     Plugins.register(EmbeddedService.Factory.class, new EmbeddedJtraced(System.getenv()));
     Plugins.register(Subcommand.class, new Demo());
+    Plugins.register(Subcommand.class, new RefProducer());
+    Plugins.register(Subcommand.class, new TraceSummary());
     int code = run(args, CliContext.system());
     System.out.flush();
     System.exit(code);

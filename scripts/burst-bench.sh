@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# The reference burst (DESIGN.md "Performance budgets"), side by side: a producer writes N slices
+# "ref_slice" (+ a counter every 10th) as fast as it can while a perfetto CLI records them into one
+# 256 MiB DISCARD buffer; per run it prints the producer's rate, the share of slices kept, and the
+# service's CPU while ingesting and while the trace is read out.
+#
+#   scripts/burst-bench.sh [-s jtraced|traced] [-p java|cpp] [-n N] [-k SMB_KB] [-r RUNS] [-w]
+#
+#   -s   the service (default jtraced); traced needs $UPSTREAM_OUT/traced
+#   -p   the producer: java (jperfetto ref-producer) or cpp (the C++ SDK app at $REF_APP)
+#   -n   slices per burst (default 1000000); -k the producer's SMB size hint in KiB (0: default)
+#   -r   bursts (default 3); each into a freshly started service, unless -w (one warm service)
+#   -c   the consumer: perfetto ($UPSTREAM_OUT/perfetto, the default when present) or jperfetto
+#   -e PID  use the service already listening on $PERFETTO_{PRODUCER,CONSUMER}_SOCK_NAME (pid PID,
+#        for its CPU figures) instead of starting one: to run it under a profiler
+#
+# Upstream binaries are not part of this repository: build google/perfetto outside it (see
+# docs/interop.md) and point UPSTREAM_OUT at its output directory; REF_APP at the C++ side of the
+# workload (../shared/bench-peers/ref_sdk_app.cc built against it).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+B=${JPERFETTO_BIN:-$here/target/jperfetto/bin}
+U=${UPSTREAM_OUT:-}
+service=jtraced producer=java n=1000000 smb_kb=0 runs=3 warm=0 consumer= external=
+while getopts "s:p:n:k:r:c:e:w" o; do
+  case $o in
+    s) service=$OPTARG ;; p) producer=$OPTARG ;; n) n=$OPTARG ;; k) smb_kb=$OPTARG ;;
+    r) runs=$OPTARG ;; c) consumer=$OPTARG ;; e) external=$OPTARG; warm=1 ;; w) warm=1 ;;
+    *) sed -n '2,18p' "$0"; exit 1 ;;
+  esac
+done
+[ -x "$B/jperfetto" ] || { echo "no $B/jperfetto: run ./mvnw -B -q package -DskipTests first" >&2; exit 1; }
+if [ -z "$consumer" ]; then
+  if [ -n "$U" ] && [ -x "$U/perfetto" ]; then consumer=perfetto; else consumer=jperfetto; fi
+fi
+need() { [ -x "$1" ] || { echo "missing $1 ($2)" >&2; exit 1; }; }
+[ "$service" = traced ] && need "$U/traced" "set UPSTREAM_OUT"
+[ "$consumer" = perfetto ] && need "$U/perfetto" "set UPSTREAM_OUT"
+[ "$producer" = cpp ] && need "${REF_APP:-}" "set REF_APP"
+
+dir=$(mktemp -d /tmp/burst.XXXXXX)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$dir"' EXIT
+if [ -z "$external" ]; then
+  export PERFETTO_PRODUCER_SOCK_NAME=$dir/p.sock PERFETTO_CONSUMER_SOCK_NAME=$dir/c.sock
+fi
+# A generous duration: the session outlives the burst; the CLI reads the trace out after it.
+dur_ms=$(( n / 200 + 4000 ))
+cat > "$dir/cfg.pbtxt" <<EOF
+buffers { size_kb: 262144 fill_policy: DISCARD }
+data_sources { config { name: "track_event" } }
+duration_ms: $dur_ms
+EOF
+
+# utime+stime of a pid in clock ticks
+ticks() { awk '{print $14+$15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+hz=$(getconf CLK_TCK)
+
+start_service() {
+  if [ -n "$external" ]; then svc=$external; return; fi
+  rm -f "$dir"/p.sock "$dir"/c.sock
+  if [ "$service" = traced ]; then "$U/traced" > "$dir/service.log" 2>&1 &
+  else "$B/jtraced" > "$dir/service.log" 2>&1 &
+  fi
+  svc=$!
+  for _ in $(seq 200); do [ -S "$dir/c.sock" ] && [ -S "$dir/p.sock" ] && break; sleep 0.05; done
+}
+
+record() {
+  if [ "$consumer" = perfetto ]; then "$U/perfetto" --txt -c "$dir/cfg.pbtxt" -o "$dir/trace" > "$dir/cli.log" 2>&1
+  else "$B/jperfetto" --system --txt -c "$dir/cfg.pbtxt" -o "$dir/trace" > "$dir/cli.log" 2>&1
+  fi
+}
+
+run_producer() {
+  if [ "$producer" = cpp ]; then "$REF_APP" producer "$n" 10 30000 "$smb_kb" 500
+  else "$B/jperfetto" ref-producer "$n" 10 30000 "$smb_kb" 500
+  fi
+}
+
+echo "# service=$service producer=$producer consumer=$consumer n=$n smb_kb=$smb_kb warm=$warm"
+[ "$warm" = 1 ] && start_service
+for r in $(seq "$runs"); do
+  [ "$warm" = 1 ] || start_service
+  run_producer > "$dir/producer.out" 2> "$dir/producer.err" &
+  prod=$!
+  sleep 0.3   # the producer connects and registers before the session starts
+  c0=$(ticks "$svc")
+  record &
+  cli=$!
+  # ingest: from the session's start until the producer's burst and flush are done (+ 200 ms)
+  until grep -q '^producer:' "$dir/producer.out" 2>/dev/null || ! kill -0 $prod 2>/dev/null; do sleep 0.01; done
+  sleep 0.2
+  c1=$(ticks "$svc")
+  wait $cli || true
+  c2=$(ticks "$svc")
+  wait $prod || true
+  line=$(grep '^producer:' "$dir/producer.out" || echo "producer: (no result)")
+  rate=$(sed -n 's/.*slices_per_s=\([0-9]*\).*/\1/p' <<<"$line")
+  sum=$("$B/jperfetto" summary "$dir/trace" 2>/dev/null || echo "slice_begins=0")
+  kept=$(sed -n 's/.*slice_begins=\([0-9]*\).*/\1/p' <<<"$sum")
+  bytes=$(stat -c %s "$dir/trace" 2>/dev/null || echo 0)
+  awk -v r="$r" -v rate="${rate:-0}" -v kept="$kept" -v n="$n" -v i=$((c1 - c0)) -v o=$((c2 - c1)) \
+      -v hz="$hz" -v b="$bytes" 'BEGIN {
+    printf "run %d: producer %.2f M slices/s, kept %.1f %% (%d), service cpu ingest %.2f s, read-out %.2f s, trace %.1f MB\n",
+      r, rate / 1e6, 100 * kept / n, kept, i / hz, o / hz, b / 1e6 }'
+  [ "$warm" = 1 ] || { kill "$svc" 2>/dev/null; wait "$svc" 2>/dev/null || true; }
+done
+[ -n "$external" ] || [ "$warm" = 0 ] || kill "$svc" 2>/dev/null || true
