@@ -3,6 +3,7 @@ package org.jperfetto.ipc;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.PriorityQueue;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import org.jperfetto.os.Epoll;
@@ -10,10 +11,15 @@ import org.jperfetto.os.ErrnoException;
 
 /**
  * One thread running an epoll loop: file descriptors with a readiness handler, plus tasks posted
- * from other threads. Handlers and tasks run on the loop thread, one at a time, so the state they
- * touch needs no locks. Tokens are slot indices, so dispatching a ready event allocates nothing.
+ * from other threads, now or after a delay. Handlers and tasks run on the loop thread, one at a
+ * time, so the state they touch needs no locks. Tokens are slot indices, so dispatching a ready
+ * event allocates nothing.
+ *
+ * <p>Several {@link IpcHost}s may share one loop, and the tracing service may run its own tasks on
+ * it (as upstream's traced runs its IPC and its service logic on one thread): a request is then
+ * handled in the same turn that read it, with no hand-over between threads.
  */
-final class EventLoop implements AutoCloseable {
+public final class EventLoop implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(EventLoop.class.getName());
 
   /** Called on the loop thread with the ready events (Epoll.IN, OUT, ERR, HUP, RDHUP) of one fd. */
@@ -26,20 +32,49 @@ final class EventLoop implements AutoCloseable {
   private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
   private final List<Handler> slots = new ArrayList<>();
   private final ArrayList<Integer> freeSlots = new ArrayList<>();
+  /** Delayed tasks by deadline; loop thread only. */
+  private final PriorityQueue<Timer> timers = new PriorityQueue<>();
+  private long timerSequence;
   private volatile boolean running = true;
 
-  EventLoop(String threadName) throws ErrnoException {
+  /** A task to run at a deadline; {@link #cancel()} from any thread keeps it from running. */
+  public static final class Timer implements Comparable<Timer> {
+    private final Runnable task;
+    private final long deadlineNanos;
+    private long sequence;
+    private volatile boolean cancelled;
+
+    private Timer(Runnable task, long deadlineNanos) {
+      this.task = task;
+      this.deadlineNanos = deadlineNanos;
+    }
+
+    /** Keeps the task from running if it has not started; idempotent. */
+    public void cancel() {
+      cancelled = true;
+    }
+
+    @Override
+    public int compareTo(Timer o) {
+      int c = Long.compare(deadlineNanos - o.deadlineNanos, 0);
+      return c != 0 ? c : Long.compare(sequence, o.sequence);
+    }
+  }
+
+  /** Starts the loop's thread (a daemon). */
+  public EventLoop(String threadName) throws ErrnoException {
     epoll = Epoll.create();
     thread = Thread.ofPlatform().name(threadName).daemon(true).unstarted(this::run);
     thread.start();
   }
 
-  boolean inLoop() {
+  /** True on the loop's thread. */
+  public boolean inLoop() {
     return Thread.currentThread() == thread;
   }
 
   /** Runs {@code task} on the loop thread, soon. Callable from any thread, including the loop. */
-  void execute(Runnable task) {
+  public void execute(Runnable task) {
     tasks.add(task);
     if (!inLoop()) {
       try {
@@ -48,6 +83,25 @@ final class EventLoop implements AutoCloseable {
         LOG.log(Level.WARNING, "waking the IPC loop failed", e);
       }
     }
+  }
+
+  /**
+   * Runs {@code task} on the loop thread once {@code delayMs} have passed (tasks with the same
+   * deadline in the order given). Callable from any thread.
+   */
+  public Timer schedule(Runnable task, long delayMs) {
+    Timer timer = new Timer(task, System.nanoTime() + Math.max(0, delayMs) * 1_000_000L);
+    if (inLoop()) {
+      addTimer(timer);
+    } else {
+      execute(() -> addTimer(timer));
+    }
+    return timer;
+  }
+
+  private void addTimer(Timer timer) {
+    timer.sequence = timerSequence++;
+    timers.add(timer);
   }
 
   /** Watches {@code fd}; loop thread only. Returns the token to modify or remove it with. */
@@ -92,7 +146,7 @@ final class EventLoop implements AutoCloseable {
   private void run() {
     while (running) {
       try {
-        int n = epoll.await(tasks.isEmpty() ? -1 : 0);
+        int n = epoll.await(tasks.isEmpty() ? timeoutMs() : 0);
         for (int i = 0; i < n && running; i++) {
           long token = epoll.token(i);
           Handler handler = token >= 0 && token < slots.size() ? slots.get((int) token) : null;
@@ -105,9 +159,30 @@ final class EventLoop implements AutoCloseable {
         running = false;
       }
       runTasks();
+      runDueTimers();
     }
     runTasks();
     epoll.close();
+  }
+
+  /** epoll_wait's timeout: until the next timer (rounded up), or forever without one. */
+  private int timeoutMs() {
+    Timer next = timers.peek();
+    if (next == null) {
+      return -1;
+    }
+    long nanos = next.deadlineNanos - System.nanoTime();
+    return nanos <= 0 ? 0 : (int) Math.min(Integer.MAX_VALUE, (nanos + 999_999) / 1_000_000);
+  }
+
+  private void runDueTimers() {
+    long now = System.nanoTime();
+    for (Timer t; (t = timers.peek()) != null && t.deadlineNanos - now <= 0 && running; ) {
+      timers.poll();
+      if (!t.cancelled) {
+        run(t.task);
+      }
+    }
   }
 
   private static void dispatch(Handler handler, int events) {
@@ -120,15 +195,22 @@ final class EventLoop implements AutoCloseable {
 
   private void runTasks() {
     for (Runnable task; (task = tasks.poll()) != null; ) {
-      try {
-        task.run();
-      } catch (RuntimeException e) {
-        LOG.log(Level.ERROR, "IPC loop task failed", e);
-      }
+      run(task);
     }
   }
 
-  /** Stops the loop after running what is queued and waits for the thread (unless called on it). */
+  private static void run(Runnable task) {
+    try {
+      task.run();
+    } catch (RuntimeException | Error e) { // the loop (and the service on it) goes on
+      LOG.log(Level.ERROR, "IPC loop task failed", e);
+    }
+  }
+
+  /**
+   * Stops the loop after running what is queued (delayed tasks not yet due are dropped) and waits
+   * for the thread (unless called on it).
+   */
   @Override
   public void close() {
     if (!running && !thread.isAlive()) {

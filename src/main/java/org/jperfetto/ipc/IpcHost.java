@@ -1,6 +1,7 @@
 package org.jperfetto.ipc;
 
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.BitSet;
@@ -11,6 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import org.jperfetto.ipc.wire.FrameReader;
 import org.jperfetto.ipc.wire.FrameSink;
+import org.jperfetto.ipc.wire.RawInvoke;
 import org.jperfetto.os.Epoll;
 import org.jperfetto.os.ErrnoException;
 import org.jperfetto.os.Fds;
@@ -48,6 +50,8 @@ public final class IpcHost implements AutoCloseable {
   private final UnixSocket listener;
   private final List<ServiceDefinition> services;
   private final EventLoop loop;
+  /** False when the loop is shared (given to {@link #start(UnixSocket, List, EventLoop)}). */
+  private final boolean ownsLoop;
   private final Map<Long, Connection> connections = new HashMap<>();
   private long listenerToken;
   private long lastClientId;
@@ -62,10 +66,11 @@ public final class IpcHost implements AutoCloseable {
   private volatile long invocations;
   private volatile long rejectedRequests;
 
-  private IpcHost(UnixSocket listener, List<ServiceDefinition> services) throws ErrnoException {
+  private IpcHost(UnixSocket listener, List<ServiceDefinition> services, EventLoop loop, boolean ownsLoop) {
     this.listener = listener;
     this.services = List.copyOf(services);
-    this.loop = new EventLoop("jperfetto-ipc-host " + listener.address());
+    this.loop = loop;
+    this.ownsLoop = ownsLoop;
   }
 
   /** Listens on {@code socketPath} ("@name" for the abstract namespace) and starts serving. */
@@ -79,11 +84,32 @@ public final class IpcHost implements AutoCloseable {
     }
   }
 
-  /** Serves on an already listening socket (the host owns it from now on). */
+  /** Serves on an already listening socket (the host owns it from now on), on a loop of its own. */
   public static IpcHost start(UnixSocket listening, List<ServiceDefinition> services) throws IOException {
     checkUniqueNames(services);
-    listening.setNonBlocking(true);
-    IpcHost host = new IpcHost(listening, services);
+    EventLoop own = new EventLoop("jperfetto-ipc-host " + listening.address());
+    return start(listening, services, own, true);
+  }
+
+  /**
+   * Serves on an already listening socket (the host owns it from now on) on {@code loop}, which
+   * other hosts and the service's own tasks may share; {@link #close()} leaves the loop running.
+   */
+  public static IpcHost start(UnixSocket listening, List<ServiceDefinition> services, EventLoop loop)
+      throws IOException {
+    checkUniqueNames(services);
+    return start(listening, services, loop, false);
+  }
+
+  private static IpcHost start(UnixSocket listening, List<ServiceDefinition> services, EventLoop loop,
+      boolean ownsLoop) throws IOException {
+    IpcHost host = new IpcHost(listening, services, loop, ownsLoop);
+    try {
+      listening.setNonBlocking(true);
+    } catch (IOException | RuntimeException e) {
+      host.stopLoop();
+      throw e;
+    }
     CompletableFuture<Void> registered = new CompletableFuture<>();
     host.loop.execute(() -> {
       try {
@@ -97,10 +123,10 @@ public final class IpcHost implements AutoCloseable {
       registered.get();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      host.loop.close();
+      host.stopLoop();
       throw new IOException("interrupted while starting the IPC host", e);
     } catch (ExecutionException e) {
-      host.loop.close();
+      host.stopLoop();
       throw new IOException("registering the listening socket " + listening.address(), e.getCause());
     }
     return host;
@@ -183,13 +209,16 @@ public final class IpcHost implements AutoCloseable {
   }
 
   /** One client connection; all of it runs on the loop thread except {@link #sendReply}. */
-  private final class Connection implements EventLoop.Handler, FrameSink, MethodCall.ReplyChannel {
+  private final class Connection implements EventLoop.Handler, FrameSink, MethodCall.ReplyChannel,
+      RawCall.Replies {
     final UnixSocket socket;
     final ClientInfo client;
     final FrameReader reader = new FrameReader(Fds::closeQuietly);
     final OutboundBuffer out = new OutboundBuffer(MAX_SEND_BUFFER_BYTES);
     final BitSet boundServices = new BitSet();
     final int[] receivedFd = {-1};
+    final RawInvoke rawInvoke = new RawInvoke();
+    RawCall rawCall;
     long token;
     boolean writeInterest;
     boolean closed;
@@ -267,6 +296,61 @@ public final class IpcHost implements AutoCloseable {
               .build(), -1);
         }
       }
+    }
+
+    /** An InvokeMethod of a method with a {@link RawMethodHandler}, served without decoding. */
+    @Override
+    public boolean onRawFrame(MemorySegment buffer, long offset, int length) {
+      if (closed || !rawInvoke.read(buffer, offset, length)) {
+        return false;
+      }
+      int serviceId = rawInvoke.serviceId();
+      int methodId = rawInvoke.methodId();
+      if (serviceId < 1 || serviceId > services.size()) {
+        return false;
+      }
+      ServiceDefinition service = services.get(serviceId - 1);
+      if (methodId < 1 || methodId > service.methods().size()) {
+        return false;
+      }
+      ServiceDefinition.Method method = service.methods().get(methodId - 1);
+      RawMethodHandler raw = method.raw();
+      if (raw == null) {
+        return false;
+      }
+      if (rawCall == null) {
+        rawCall = new RawCall(client, this);
+      }
+      RawCall call = rawCall;
+      call.reset(rawInvoke.requestId(), buffer, rawInvoke.argsOffset(), rawInvoke.argsLength(),
+          !rawInvoke.dropReply());
+      boolean served;
+      try {
+        served = raw.handle(call);
+      } catch (RuntimeException e) {
+        LOG.log(Level.ERROR, "raw handler of " + service.name() + "." + method.name() + " failed", e);
+        served = true;
+      }
+      if (!served && !call.answered()) {
+        return false; // declined: the regular handler gets it
+      }
+      invocations++;
+      if (!call.answered()) {
+        call.fail();
+      }
+      return true;
+    }
+
+    @Override
+    public void replyEmpty(long requestId) {
+      if (!closed) {
+        afterAppend(out.appendEmptyReply(requestId));
+      }
+    }
+
+    @Override
+    public void replyFailed(long requestId) {
+      send(MethodCall.failedReply(requestId), -1);
     }
 
     private void onBindService(IPCFrame request) {
@@ -353,7 +437,12 @@ public final class IpcHost implements AutoCloseable {
         Fds.closeQuietly(fd);
         return;
       }
-      if (!out.append(frame, fd)) {
+      afterAppend(out.append(frame, fd));
+    }
+
+    /** Sends what was just queued (appended false: the queue is over its bound). */
+    private void afterAppend(boolean appended) {
+      if (!appended) {
         sendOverflows++;
         drop("send buffer overflow: the peer is not draining its replies (pending="
             + out.pendingBytes() + " max=" + MAX_SEND_BUFFER_BYTES + ")", true);
@@ -416,20 +505,50 @@ public final class IpcHost implements AutoCloseable {
     return -1;
   }
 
-  /** Disconnects every client, stops the loop and closes the listening socket. Idempotent. */
+  /**
+   * Disconnects every client, closes the listening socket and stops the loop if it is the host's
+   * own; a shared loop goes on (the clean-up has run on it when this returns). Idempotent.
+   */
   @Override
   public void close() {
     if (closed) {
       return;
     }
     closed = true;
-    loop.execute(() -> {
+    Runnable cleanUp = () -> {
       for (Connection connection : new ArrayList<>(connections.values())) {
         connection.drop("host closing", false);
       }
       loop.unregister(listener.fd(), listenerToken);
       listener.close();
-    });
-    loop.close();
+    };
+    if (ownsLoop) {
+      loop.execute(cleanUp);
+      loop.close();
+    } else if (loop.inLoop()) {
+      cleanUp.run();
+    } else {
+      CompletableFuture<Void> done = new CompletableFuture<>();
+      loop.execute(() -> {
+        try {
+          cleanUp.run();
+        } finally {
+          done.complete(null);
+        }
+      });
+      try {
+        done.get(10, java.util.concurrent.TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+        LOG.log(Level.WARNING, "closing the IPC host on " + listener.address() + ": " + e);
+      }
+    }
+  }
+
+  private void stopLoop() {
+    if (ownsLoop) {
+      loop.close();
+    }
   }
 }

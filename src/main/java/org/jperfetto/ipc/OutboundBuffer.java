@@ -2,6 +2,7 @@ package org.jperfetto.ipc;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import org.jperfetto.ipc.wire.Frames;
@@ -77,6 +78,48 @@ final class OutboundBuffer implements AutoCloseable {
     }
     tail += size;
     return true;
+  }
+
+  /**
+   * Queues the frame of a successful final InvokeMethodReply with an empty reply message for
+   * request {@code requestId}: the bytes protobuf-java writes for it (request_id; success=true,
+   * has_more=false, reply_proto empty), built here without a message object.
+   *
+   * @return false, queuing nothing, if the bound would be exceeded
+   */
+  boolean appendEmptyReply(long requestId) {
+    if (arena == null) {
+      return false;
+    }
+    int idSize = varintSize(requestId);
+    int payload = 1 + idSize + EMPTY_REPLY.length;
+    int size = Frames.HEADER_SIZE + payload;
+    if (!ensureRoom(size)) {
+      return false;
+    }
+    long at = tail;
+    buf.set(LE_INT, at, payload);
+    at += Frames.HEADER_SIZE;
+    buf.set(ValueLayout.JAVA_BYTE, at++, (byte) (2 << 3)); // request_id, varint
+    for (long v = requestId; ; v >>>= 7) {
+      if ((v & ~0x7fL) == 0) {
+        buf.set(ValueLayout.JAVA_BYTE, at++, (byte) v);
+        break;
+      }
+      buf.set(ValueLayout.JAVA_BYTE, at++, (byte) (v & 0x7f | 0x80));
+    }
+    MemorySegment.copy(EMPTY_REPLY, 0, buf, ValueLayout.JAVA_BYTE, at, EMPTY_REPLY.length);
+    tail += size;
+    return true;
+  }
+
+  /** msg_invoke_method_reply (6), 6 bytes: success=1, has_more=0, reply_proto="". */
+  private static final byte[] EMPTY_REPLY = {6 << 3 | 2, 6, 1 << 3, 1, 2 << 3, 0, 3 << 3 | 2, 0};
+  private static final ValueLayout.OfInt LE_INT =
+      ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
+
+  private static int varintSize(long v) {
+    return v == 0 ? 1 : (64 - Long.numberOfLeadingZeros(v) + 6) / 7;
   }
 
   /**

@@ -17,12 +17,31 @@ import java.util.Set;
  * @param listener bind/disconnect notifications
  */
 public record ServiceDefinition(String name, List<Method> methods, ServiceListener listener) {
-  /** One method: its name on the wire and its handler. */
-  public record Method(String name, MethodHandler handler) {
+  /**
+   * One method: its name on the wire, its handler, and optionally a handler that may serve calls
+   * from the request bytes in place ({@link RawMethodHandler}; null: every call is decoded).
+   */
+  public record Method(String name, MethodHandler handler, RawMethodHandler raw) {
     public Method {
       Objects.requireNonNull(name, "name");
       Objects.requireNonNull(handler, "handler");
     }
+
+    public Method(String name, MethodHandler handler) {
+      this(name, handler, null);
+    }
+  }
+
+  /** This definition with {@code raw} serving method {@code methodName} where it can. */
+  public ServiceDefinition withRawHandler(String methodName, RawMethodHandler raw) {
+    int id = methodId(methodName);
+    if (id == 0) {
+      throw new IllegalArgumentException("service " + name + " has no method " + methodName);
+    }
+    List<Method> list = new ArrayList<>(methods);
+    Method m = list.get(id - 1);
+    list.set(id - 1, new Method(m.name(), m.handler(), Objects.requireNonNull(raw, "raw")));
+    return new ServiceDefinition(name, list, listener);
   }
 
   public ServiceDefinition {

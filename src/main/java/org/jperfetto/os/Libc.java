@@ -63,6 +63,9 @@ final class Libc {
   static final int PROT_READ = 1;
   static final int PROT_WRITE = 2;
   static final int MAP_SHARED = 1;
+  static final int MAP_PRIVATE = 2;
+  static final int MAP_ANONYMOUS = 0x20;
+  static final int MAP_NORESERVE = 0x4000;
   static final int EPOLL_CLOEXEC = 0x80000;
   static final int EPOLL_CTL_ADD = 1;
   static final int EPOLL_CTL_DEL = 2;
@@ -605,6 +608,24 @@ final class Libc {
     }
     if (r.address() == -1L) {
       throw fail("mmap", s, fdName(fd) + " size " + size);
+    }
+    return r.address();
+  }
+
+  /**
+   * mmap(NULL, size, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS|MAP_NORESERVE, -1, 0): zeroed
+   * memory whose pages the kernel provides on first touch; returns the address.
+   */
+  static long mmapAnonymous(Scratch s, long size) throws ErrnoException {
+    MemorySegment r;
+    try {
+      r = (MemorySegment) Mmap.H.invokeExact(s.errnoState, MemorySegment.NULL, size,
+          PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0L);
+    } catch (Throwable t) {
+      throw unexpected("mmap", t);
+    }
+    if (r.address() == -1L) {
+      throw fail("mmap", s, "anonymous size " + size);
     }
     return r.address();
   }

@@ -41,6 +41,24 @@ public final class SharedMapping {
     }
   }
 
+  /**
+   * size bytes of private anonymous memory, zero, committed page by page as they are first written
+   * (MAP_NORESERVE: the kernel neither reserves swap nor touches them now), unmapped when arena
+   * closes. What a large, mostly empty trace buffer wants: its cost grows with the data it holds.
+   */
+  public static MemorySegment mapAnonymous(long size, Arena arena) throws ErrnoException {
+    if (size <= 0) {
+      throw new ErrnoException("mmap", Errno.EINVAL, "anonymous size " + size + " must be positive");
+    }
+    long address = Libc.mmapAnonymous(Scratch.get(), size);
+    try {
+      return MemorySegment.ofAddress(address).reinterpret(size, arena, unused -> unmap(address, size));
+    } catch (RuntimeException e) {
+      unmap(address, size);
+      throw e;
+    }
+  }
+
   private static void unmap(long address, long size) {
     try {
       Libc.munmap(Scratch.get(), address, size);

@@ -168,40 +168,63 @@ final class ProducerConnection implements ProducerEndpoint {
     for (CommitDataRequest.ChunksToMove move : request.getChunksToMoveList()) {
       if (move.hasData()) {
         moveInlineChunk(move);
-      } else if (reader != null) {
-        moveChunk(move);
       } else {
-        service.countDiscardedChunk(); // committed before any SMB was set up
+        moveChunk(move.getPage(), move.getChunk(), move.getTargetBuffer());
       }
     }
     for (CommitDataRequest.ChunkToPatch patch : request.getChunksToPatchList()) {
       applyPatches(patch);
     }
-    if (request.getFlushRequestId() != 0) {
-      service.notifyFlushDone(this, request.getFlushRequestId());
-    }
+    endCommit(request.getFlushRequestId());
     if (ack != null) {
       ack.run();
+    }
+  }
+
+  @Override
+  public boolean commitChunk(int page, int chunk, int targetBuffer) {
+    service.checkThread();
+    if (!connected) {
+      return false;
+    }
+    moveChunk(page, chunk, targetBuffer);
+    return true;
+  }
+
+  @Override
+  public void endCommit(long flushRequestId) {
+    service.checkThread();
+    if (!connected) {
+      return;
+    }
+    if (flushRequestId != 0) {
+      service.notifyFlushDone(this, flushRequestId);
     }
     checkViolations();
   }
 
-  private void moveChunk(CommitDataRequest.ChunksToMove move) {
-    ChunkReadResult r = reader.acquireCommitted(move.getPage(), move.getChunk());
+  /** Copies a committed SMB chunk into its buffer and frees it (page, chunk: untrusted). */
+  private void moveChunk(int page, int chunk, int targetBuffer) {
+    if (reader == null) {
+      service.countDiscardedChunk(); // committed before any SMB was set up
+      return;
+    }
+    ChunkReadResult r = reader.acquireCommitted(page, chunk);
     if (r != ChunkReadResult.OK) {
       if (r.isAbiViolation()) {
-        violation("chunk not movable: page=" + Integer.toUnsignedString(move.getPage()) + " chunk="
-            + Integer.toUnsignedString(move.getChunk()) + " " + r);
+        violation("chunk not movable: page=" + Integer.toUnsignedString(page) + " chunk="
+            + Integer.toUnsignedString(chunk) + " " + r);
       }
       return;
     }
     try {
-      copyIfAllowed(reader.writerId(), reader.chunkId(), move.getTargetBuffer(),
+      copyIfAllowed(reader.writerId(), reader.chunkId(), targetBuffer,
           reader.packetCount(), reader.flags(), true, smb.segment(), reader.payloadOffset(),
           reader.payloadSize());
     } finally {
       if (reader.releaseAsFree() != ChunkReadResult.OK) {
-        violation("chunk changed while being read: page=" + move.getPage() + " chunk=" + move.getChunk());
+        violation("chunk changed while being read: page=" + Integer.toUnsignedString(page) + " chunk="
+            + Integer.toUnsignedString(chunk));
       }
     }
   }

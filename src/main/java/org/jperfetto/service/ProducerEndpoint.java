@@ -36,6 +36,18 @@ public interface ProducerEndpoint {
    */
   void commitData(CommitDataRequest request, Runnable ack);
 
+  /**
+   * The parts of a CommitData, one call each, for a caller that decodes the request itself: for
+   * every chunks_to_move entry without inline data, {@link #commitChunk}; then
+   * {@link #endCommit}. The same checks and the same effect as {@link #commitData}.
+   *
+   * @return false once the endpoint is disconnected (the rest of the request is moot)
+   */
+  boolean commitChunk(int page, int chunk, int targetBuffer);
+
+  /** Ends a CommitData decoded by the caller: acknowledges flushRequestId (0: none). */
+  void endCommit(long flushRequestId);
+
   /** Binds a writer to a trace buffer (the service-wide id from setup_data_source). */
   void registerTraceWriter(int writerId, int targetBuffer);
 

@@ -15,6 +15,19 @@ public interface TaskRunner {
   /** True when called from the runner thread. */
   boolean isOnRunnerThread();
 
+  /**
+   * Runs task at once when called on the runner thread, else posts it. For a socket adapter whose
+   * requests arrive on the runner thread (jtraced's sockets and service share one thread): each
+   * request is served in the turn that read it, in arrival order.
+   */
+  default void runOrPost(Runnable task) {
+    if (isOnRunnerThread()) {
+      task.run();
+    } else {
+      post(task);
+    }
+  }
+
   /** A delayed task that may be cancelled. */
   @FunctionalInterface
   interface Cancellable {

@@ -26,6 +26,7 @@ import org.jperfetto.protos.TracingServiceState;
 import org.jperfetto.service.buffer.BufferedPacket;
 import org.jperfetto.service.buffer.OverwritePolicy;
 import org.jperfetto.service.buffer.Patch;
+import org.jperfetto.service.buffer.BufferMemory;
 import org.jperfetto.service.buffer.TraceBuffer;
 
 /**
@@ -63,6 +64,7 @@ public final class TracingService {
   public static final int MIN_PERIODIC_TASK_MS = 100;
 
   private final TaskRunner runner;
+  private volatile BufferMemory bufferMemory = BufferMemory.ZEROED;
   private final SharedMemory.Factory shmFactory;
   private final ClockSource clocks;
   private final ServicePackets servicePackets;
@@ -129,6 +131,14 @@ public final class TracingService {
       // fall through
     }
     return 0;
+  }
+
+  /**
+   * Where new trace buffers get their memory (default {@link BufferMemory#ZEROED}); jtraced passes
+   * memory the kernel commits as it is written. Set before the first session.
+   */
+  public void useBufferMemory(BufferMemory memory) {
+    this.bufferMemory = java.util.Objects.requireNonNull(memory, "memory");
   }
 
   public TaskRunner taskRunner() {
@@ -507,11 +517,22 @@ public final class TracingService {
     int[] ids = new int[cfg.getBuffersCount()];
     for (int i = 0; i < ids.length; i++) {
       TraceConfig.BufferConfig b = cfg.getBuffers(i);
+      long bytes = b.getSizeKb() * 1024L;
+      TraceBuffer buffer;
+      try {
+        buffer = TraceBuffer.create(bytes, b.getFillPolicy() == TraceConfig.BufferConfig.FillPolicy.DISCARD
+            ? OverwritePolicy.DISCARD : OverwritePolicy.RING_BUFFER, bufferMemory);
+      } catch (RuntimeException | OutOfMemoryError e) {
+        for (int j = 0; j < i; j++) {
+          buffers.remove(ids[j]).close();
+        }
+        LOG.log(System.Logger.Level.WARNING, "refusing a session: trace buffer " + i + " of " + b.getSizeKb()
+            + " KB cannot be allocated: " + e);
+        return "Failed to allocate trace buffer " + i + " (" + b.getSizeKb() + " KB): " + e.getMessage();
+      }
       ids[i] = nextFreeId(lastBufferId, buffers);
       lastBufferId = ids[i];
-      buffers.put(ids[i], TraceBuffer.create(b.getSizeKb() * 1024L,
-          b.getFillPolicy() == TraceConfig.BufferConfig.FillPolicy.DISCARD
-              ? OverwritePolicy.DISCARD : OverwritePolicy.RING_BUFFER));
+      buffers.put(ids[i], buffer);
     }
     UUID uuid = cfg.getTraceUuidMsb() != 0 || cfg.getTraceUuidLsb() != 0
         ? new UUID(cfg.getTraceUuidMsb(), cfg.getTraceUuidLsb()) : UUID.randomUUID();

@@ -164,7 +164,9 @@ public final class FrameReader implements AutoCloseable {
       }
       long frameStart = streamBase + pos;
       int fd = claimFd(frameStart, frameStart + frameSize);
-      if (payload > 0) {
+      if (payload > 0 && fd < 0 && sink.onRawFrame(buf, pos + Frames.HEADER_SIZE, (int) payload)) {
+        framesDecoded++;
+      } else if (payload > 0) {
         IPCFrame frame = parse(pos + Frames.HEADER_SIZE, (int) payload, frameStart);
         if (frame == null) {
           if (fd >= 0) {

@@ -59,6 +59,7 @@ public final class TraceBuffer implements AutoCloseable {
   private static final int HDR = ChunkRecord.HEADER_SIZE;
 
   private final Arena arena;
+  private final BufferMemory memory;
   private final MemorySegment buf;
   private final long size;
   private final long maxRecordSize;
@@ -103,9 +104,16 @@ public final class TraceBuffer implements AutoCloseable {
   private long abiViolations;
   private long traceWriterPacketLoss;
 
-  private TraceBuffer(long size, OverwritePolicy policy, ChunkTable chunks, Sequences sequences) {
+  private TraceBuffer(long size, OverwritePolicy policy, ChunkTable chunks, Sequences sequences,
+      BufferMemory memory) {
     this.arena = Arena.ofShared();
-    this.buf = arena.allocate(size, HDR);
+    this.memory = memory;
+    try {
+      this.buf = memory.allocate(size, arena);
+    } catch (RuntimeException | Error e) {
+      arena.close();
+      throw e;
+    }
     this.size = size;
     this.maxRecordSize = Math.min(size, ChunkRecord.MAX_SIZE);
     this.policy = policy;
@@ -121,13 +129,23 @@ public final class TraceBuffer implements AutoCloseable {
    * @throws IllegalArgumentException if sizeBytes is not a positive multiple of 4096
    */
   public static TraceBuffer create(long sizeBytes, OverwritePolicy policy) {
+    return create(sizeBytes, policy, BufferMemory.ZEROED);
+  }
+
+  /**
+   * A new, empty buffer of sizeBytes in memory from {@code memory} (freed by {@link #close()}).
+   *
+   * @throws IllegalArgumentException if sizeBytes is not a positive multiple of 4096
+   * @throws OutOfMemoryError or another RuntimeException of memory's when it cannot be had
+   */
+  public static TraceBuffer create(long sizeBytes, OverwritePolicy policy, BufferMemory memory) {
     if (sizeBytes <= 0 || sizeBytes % PAGE_SIZE != 0) {
       throw new IllegalArgumentException(
           "trace buffer size must be a positive multiple of " + PAGE_SIZE + ": size=" + sizeBytes);
     }
     int expectedChunks = (int) Math.min(1 << 16, sizeBytes / PAGE_SIZE);
     return new TraceBuffer(sizeBytes, java.util.Objects.requireNonNull(policy, "policy"),
-        new ChunkTable(expectedChunks), new Sequences());
+        new ChunkTable(expectedChunks), new Sequences(), memory);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -723,7 +741,7 @@ public final class TraceBuffer implements AutoCloseable {
    */
   public TraceBuffer copy() {
     checkOpen();
-    TraceBuffer c = new TraceBuffer(size, policy, new ChunkTable(chunks), new Sequences(sequences));
+    TraceBuffer c = new TraceBuffer(size, policy, new ChunkTable(chunks), new Sequences(sequences), memory);
     MemorySegment.copy(buf, 0, c.buf, 0, usedSize);
     c.writePos = writePos;
     c.usedSize = usedSize;

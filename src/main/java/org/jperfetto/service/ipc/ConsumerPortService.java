@@ -93,7 +93,7 @@ public final class ConsumerPortService {
           public void onClientBound(ClientInfo client) {
             RemoteConsumer c = new RemoteConsumer(client.uid());
             consumers.put(client.clientId(), c);
-            service.taskRunner().post(() -> c.endpoint = service.connectConsumer(c, client.uid()));
+            service.taskRunner().runOrPost(() -> c.endpoint = service.connectConsumer(c, client.uid()));
           }
 
           @Override
@@ -305,7 +305,7 @@ public final class ConsumerPortService {
       call.fail();
       return;
     }
-    service.taskRunner().post(() -> {
+    service.taskRunner().runOrPost(() -> {
       if (c.endpoint == null || c.gone) {
         onFailure.run();
         call.fail();

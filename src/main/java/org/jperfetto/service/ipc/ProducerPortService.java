@@ -15,8 +15,10 @@ import org.jperfetto.ipc.ClientInfo;
 import org.jperfetto.ipc.IpcHost;
 import org.jperfetto.ipc.MethodCall;
 import org.jperfetto.ipc.MethodHandler;
+import org.jperfetto.ipc.RawCall;
 import org.jperfetto.ipc.ServiceDefinition;
 import org.jperfetto.ipc.ServiceListener;
+import org.jperfetto.ipc.wire.ProtoCursor;
 import org.jperfetto.os.ErrnoException;
 import org.jperfetto.os.Fds;
 import org.jperfetto.protos.ActivateTriggersRequest;
@@ -51,8 +53,8 @@ import org.jperfetto.service.TracingService;
 /**
  * ProducerPort on a socket: each connected client that sent InitializeConnection becomes one
  * {@link ProducerEndpoint} of the {@link TracingService}. Requests arrive on the IPC loop thread
- * and are decoded there; the work is posted to the service's thread, and the answer goes back
- * through the {@link MethodCall} from there. Every method but InitializeConnection fails until
+ * and are decoded there; the work runs on the service's thread (at once when that is the loop's
+ * own thread, as in jtraced), and the answer goes back through the {@link MethodCall}. Every method but InitializeConnection fails until
  * InitializeConnection succeeded. Commands for the producer ({@link ProducerCallbacks}) become
  * replies of its GetAsyncCommand stream, queued until the producer opens that stream.
  *
@@ -131,7 +133,7 @@ public final class ProducerPortService {
       p.endpoint.sync(() -> call.reply(SyncResponse.getDefaultInstance()));
       return null;
     }));
-    definition = ServiceDefinition.fromMethodNames(SERVICE_NAME, METHODS, h, new ServiceListener() {
+    ServiceDefinition decoded = ServiceDefinition.fromMethodNames(SERVICE_NAME, METHODS, h, new ServiceListener() {
           @Override
           public void onClientDisconnected(ClientInfo client) {
             RemoteProducer p = producers.remove(client.clientId());
@@ -140,7 +142,99 @@ public final class ProducerPortService {
             }
           }
         });
+    definition = decoded.withRawHandler("CommitData", this::commitDataInPlace);
   }
+
+  /**
+   * CommitData served from the request bytes, with no protobuf object and no allocation: the
+   * common request (chunks to move out of the SMB, a flush id) when the service runs on the IPC
+   * thread. Anything else (inline chunk data, patches, unknown fields, malformed bytes, a service
+   * on another thread) is declined and goes through {@link CommitDataRequest}'s parser.
+   */
+  private boolean commitDataInPlace(RawCall call) {
+    if (!service.taskRunner().isOnRunnerThread()) {
+      return false;
+    }
+    RemoteProducer p = producers.get(call.client().clientId());
+    if (p == null || p.endpoint == null || p.transportGone || p.kicked || !isPlainCommit(call)) {
+      return false;
+    }
+    ProtoCursor c = commitCursor.reset(call.args(), call.argsOffset(), call.argsLength());
+    long flushRequestId = 0;
+    boolean connected = true;
+    while (c.hasMore()) {
+      int tag = c.readTag();
+      if (tag == CHUNKS_TO_MOVE) {
+        long n = c.readLength();
+        ProtoCursor m = moveCursor.reset(call.args(), c.position(), n);
+        c.skipBytes(n);
+        int page = 0;
+        int chunk = 0;
+        int targetBuffer = 0;
+        while (m.hasMore()) {
+          int field = m.readTag();
+          int value = (int) m.readVarint(); // uint32 fields: the low 32 bits, as protobuf-java
+          switch (field) {
+            case MOVE_PAGE -> page = value;
+            case MOVE_CHUNK -> chunk = value;
+            case MOVE_TARGET_BUFFER -> targetBuffer = value;
+            default -> { } // chunk_incomplete: meaningful only with inline data
+          }
+        }
+        if (connected) {
+          connected = p.endpoint.commitChunk(page, chunk, targetBuffer);
+        }
+      } else {
+        flushRequestId = c.readVarint(); // FLUSH_REQUEST_ID, the only other field isPlainCommit lets by
+      }
+    }
+    p.endpoint.endCommit(flushRequestId);
+    call.replyEmpty();
+    return true;
+  }
+
+  /** Whether the request holds only chunks_to_move (page, chunk, target_buffer, chunk_incomplete) and flush_request_id. */
+  private boolean isPlainCommit(RawCall call) {
+    ProtoCursor c = commitCursor.reset(call.args(), call.argsOffset(), call.argsLength());
+    while (c.hasMore()) {
+      int tag = c.readTag();
+      if (tag == CHUNKS_TO_MOVE) {
+        long n = c.readLength();
+        if (n < 0) {
+          return false;
+        }
+        ProtoCursor m = moveCursor.reset(call.args(), c.position(), n);
+        while (m.hasMore()) {
+          int field = m.readTag();
+          if (field != MOVE_PAGE && field != MOVE_CHUNK && field != MOVE_TARGET_BUFFER
+              && field != MOVE_CHUNK_INCOMPLETE) {
+            return false;
+          }
+          m.readVarint();
+        }
+        if (m.failed()) {
+          return false;
+        }
+        c.skipBytes(n);
+      } else if (tag == FLUSH_REQUEST_ID) {
+        c.readVarint();
+      } else {
+        return false;
+      }
+    }
+    return !c.failed();
+  }
+
+  // CommitDataRequest's tags (commit_data_request.proto): field number << 3 | wire type
+  private static final int CHUNKS_TO_MOVE = 1 << 3 | ProtoCursor.LEN;
+  private static final int FLUSH_REQUEST_ID = 3 << 3 | ProtoCursor.VARINT;
+  private static final int MOVE_PAGE = 1 << 3 | ProtoCursor.VARINT;
+  private static final int MOVE_CHUNK = 2 << 3 | ProtoCursor.VARINT;
+  private static final int MOVE_TARGET_BUFFER = 3 << 3 | ProtoCursor.VARINT;
+  private static final int MOVE_CHUNK_INCOMPLETE = 5 << 3 | ProtoCursor.VARINT;
+  /** Service-thread only (it is the IPC thread whenever they are used). */
+  private final ProtoCursor commitCursor = new ProtoCursor();
+  private final ProtoCursor moveCursor = new ProtoCursor();
 
   /** What to give {@link IpcHost#start}. */
   public ServiceDefinition definition() {
@@ -178,7 +272,7 @@ public final class ProducerPortService {
     producers.put(clientId, p);
     Optional<SharedMemory> smb = provided;
     ClientIdentity identity = new ClientIdentity(call.client().uid(), call.client().pid());
-    service.taskRunner().post(() -> {
+    service.taskRunner().runOrPost(() -> {
       try {
         p.endpoint = service.connectProducer(p, identity, req.getProducerName(),
             Integer.toUnsignedLong(req.getSharedMemorySizeHintBytes()),
@@ -215,7 +309,7 @@ public final class ProducerPortService {
       return;
     }
     T req = parser == null ? null : parser.parseFrom(call.args());
-    service.taskRunner().post(() -> {
+    service.taskRunner().runOrPost(() -> {
       if (p.endpoint == null || p.transportGone || p.kicked) {
         call.fail();
         return;

@@ -1,6 +1,8 @@
 package org.jperfetto.service.ipc;
 
 import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,14 +18,14 @@ import org.jperfetto.os.BoundListener;
 import org.jperfetto.os.Downcalls;
 import org.jperfetto.os.Errno;
 import org.jperfetto.os.ErrnoException;
+import org.jperfetto.os.SharedMapping;
 import org.jperfetto.os.UnixSocket;
 import org.jperfetto.service.ClockSource;
-import org.jperfetto.service.ThreadTaskRunner;
 import org.jperfetto.service.TracingService;
 
 /**
- * jtraced in a process: a {@link TracingService} on its own thread, ProducerPort on one or more
- * producer sockets and ConsumerPort on the consumer socket. {@link #close()} stops serving and
+ * jtraced in a process: a {@link TracingService}, ProducerPort on one or more producer sockets and
+ * ConsumerPort on the consumer socket, all on one thread ({@link LoopTaskRunner}). {@link #close()} stops serving and
  * removes the socket files it created.
  */
 public final class ServiceHost implements AutoCloseable {
@@ -77,7 +79,7 @@ public final class ServiceHost implements AutoCloseable {
     }
   }
 
-  private final ThreadTaskRunner runner;
+  private final LoopTaskRunner runner;
   private final TracingService service;
   private final List<IpcHost> producerHosts;
   private final List<ProducerPortService> producerPorts;
@@ -85,7 +87,7 @@ public final class ServiceHost implements AutoCloseable {
   private final List<String> createdFiles;
   private boolean closed;
 
-  private ServiceHost(ThreadTaskRunner runner, TracingService service, List<IpcHost> producerHosts,
+  private ServiceHost(LoopTaskRunner runner, TracingService service, List<IpcHost> producerHosts,
       List<ProducerPortService> producerPorts, IpcHost consumerHost, List<String> createdFiles) {
     this.runner = runner;
     this.service = service;
@@ -145,13 +147,14 @@ public final class ServiceHost implements AutoCloseable {
      */
     ServiceHost serve() throws IOException {
       Thread.ofPlatform().name("jtraced-link").daemon().start(Bound::linkQuietly);
-      ThreadTaskRunner runner = null;
+      LoopTaskRunner runner = null;
       List<IpcHost> hosts = new ArrayList<>();
       UnixSocket unhosted = null;
       try {
-        runner = new ThreadTaskRunner("jtraced");
+        runner = new LoopTaskRunner("jtraced");
         TracingService service = new TracingService(runner, MemfdSharedMemory.factory(),
             options.clocks(), TracingService.currentUid());
+        service.useBufferMemory(ServiceHost::lazyBufferMemory);
         List<ProducerPortService> ports = new ArrayList<>();
         for (int i = 0; i < listeners.size() - 1; i++) {
           ports.add(new ProducerPortService(service));
@@ -161,7 +164,7 @@ public final class ServiceHost implements AutoCloseable {
           unhosted = listeners.get(i).toUnixSocket();
           boolean producer = i < ports.size();
           ServiceDefinition definition = producer ? ports.get(i).definition() : consumerPort.definition();
-          IpcHost host = IpcHost.start(unhosted, List.of(definition));
+          IpcHost host = IpcHost.start(unhosted, List.of(definition), runner.loop());
           unhosted = null;
           hosts.add(host);
           if (producer) {
@@ -242,6 +245,15 @@ public final class ServiceHost implements AutoCloseable {
       }
     }
     return listener;
+  }
+
+  /** Trace buffer memory committed page by page as data arrives (anonymous MAP_NORESERVE). */
+  static MemorySegment lazyBufferMemory(long size, Arena arena) {
+    try {
+      return SharedMapping.mapAnonymous(size, arena);
+    } catch (ErrnoException e) {
+      throw new IllegalStateException(e.getMessage(), e);
+    }
   }
 
   /** The rwx bits of a chmod mode (0777 at most). */
