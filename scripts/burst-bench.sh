@@ -83,7 +83,7 @@ for r in $(seq "$runs"); do
   [ "$warm" = 1 ] || start_service
   run_producer > "$dir/producer.out" 2> "$dir/producer.err" &
   prod=$!
-  sleep 0.3   # the producer connects and registers before the session starts
+  sleep ${BURST_DELAY:-0.3}   # the producer connects and registers before the session starts
   c0=$(ticks "$svc")
   record &
   cli=$!

@@ -81,12 +81,18 @@ public final class Jtraced {
     System.out.println(READY_PREFIX + "producer=" + String.join(",", host.producerSockets())
         + " consumer=" + host.consumerSocket());
     System.out.flush();
+    if (!"0".equals(System.getenv(WARMUP_ENV))) {
+      host.warmUpJit();
+    }
     try {
       new CountDownLatch(1).await();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
   }
+
+  /** JPERFETTO_WARMUP=0 leaves out the JIT warm-up (to measure without it). */
+  static final String WARMUP_ENV = "JPERFETTO_WARMUP";
 
   static Args parse(String[] argv) {
     String producer = null;

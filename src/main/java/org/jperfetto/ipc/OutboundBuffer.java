@@ -153,6 +153,11 @@ final class OutboundBuffer implements AutoCloseable {
     return true;
   }
 
+  /** The queued bytes (tests). */
+  byte[] pendingForTest() {
+    return buf.asSlice(head, tail - head).toArray(ValueLayout.JAVA_BYTE);
+  }
+
   boolean isEmpty() {
     return head == tail;
   }

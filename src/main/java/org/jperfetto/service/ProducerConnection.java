@@ -14,6 +14,7 @@ import org.jperfetto.abi.UntrustedChunkReader;
 import org.jperfetto.protos.CommitDataRequest;
 import org.jperfetto.protos.DataSourceDescriptor;
 import org.jperfetto.service.buffer.Patch;
+import org.jperfetto.service.buffer.PatchBatch;
 
 /**
  * The service's side of one connected producer (upstream's ProducerEndpointImpl): its SMB, the
@@ -259,17 +260,26 @@ final class ProducerConnection implements ProducerEndpoint {
   }
 
   private void applyPatches(CommitDataRequest.ChunkToPatch chunk) {
-    int writerId = chunk.getWriterId();
-    if (writerId == 0 || Integer.compareUnsigned(writerId, ChunkHeader.MAX_WRITER_ID) > 0) {
-      service.countDiscardedPatches(chunk.getPatchesCount());
-      return;
-    }
     List<Patch> patches = new ArrayList<>(chunk.getPatchesCount());
     for (CommitDataRequest.ChunkToPatch.Patch p : chunk.getPatchesList()) {
       patches.add(new Patch(Integer.toUnsignedLong(p.getOffset()), p.getData().toByteArray()));
     }
-    service.patchChunk(this, chunk.getTargetBuffer(), writerId, chunk.getChunkId(), patches,
+    patchChunk(chunk.getTargetBuffer(), chunk.getWriterId(), chunk.getChunkId(), PatchBatch.of(patches),
         chunk.getHasMorePatches());
+  }
+
+  @Override
+  public void patchChunk(int targetBuffer, int writerId, int chunkId, PatchBatch patches,
+      boolean morePatches) {
+    service.checkThread();
+    if (!connected) {
+      return;
+    }
+    if (writerId == 0 || Integer.compareUnsigned(writerId, ChunkHeader.MAX_WRITER_ID) > 0) {
+      service.countDiscardedPatches(patches.count());
+      return;
+    }
+    service.patchChunk(this, targetBuffer, writerId, chunkId, patches, morePatches);
   }
 
   /**

@@ -3,6 +3,7 @@ package org.jperfetto.service;
 import java.util.List;
 import org.jperfetto.protos.CommitDataRequest;
 import org.jperfetto.protos.DataSourceDescriptor;
+import org.jperfetto.service.buffer.PatchBatch;
 
 /**
  * The producer port as Java calls: what a connected producer asks of the service. Every method
@@ -44,6 +45,9 @@ public interface ProducerEndpoint {
    * @return false once the endpoint is disconnected (the rest of the request is moot)
    */
   boolean commitChunk(int page, int chunk, int targetBuffer);
+
+  /** A chunks_to_patch entry of a CommitData decoded by the caller (after its chunks moved). */
+  void patchChunk(int targetBuffer, int writerId, int chunkId, PatchBatch patches, boolean morePatches);
 
   /** Ends a CommitData decoded by the caller: acknowledges flushRequestId (0: none). */
   void endCommit(long flushRequestId);

@@ -25,7 +25,7 @@ import org.jperfetto.protos.TracingServiceEvent;
 import org.jperfetto.protos.TracingServiceState;
 import org.jperfetto.service.buffer.BufferedPacket;
 import org.jperfetto.service.buffer.OverwritePolicy;
-import org.jperfetto.service.buffer.Patch;
+import org.jperfetto.service.buffer.PatchBatch;
 import org.jperfetto.service.buffer.BufferMemory;
 import org.jperfetto.service.buffer.TraceBuffer;
 
@@ -837,11 +837,11 @@ public final class TracingService {
   }
 
   /** Patches go through TraceBuffer, which finds the chunk by this producer's id only. */
-  void patchChunk(ProducerConnection p, int bufferId, int writerId, int chunkId, List<Patch> patches,
+  void patchChunk(ProducerConnection p, int bufferId, int writerId, int chunkId, PatchBatch patches,
       boolean morePatches) {
     TraceBuffer buf = buffers.get(bufferId);
     if (buf == null || buf.isReadOnly()) {
-      patchesDiscarded += patches.size();
+      patchesDiscarded += patches.count();
       return;
     }
     buf.tryPatchChunkContents(p.id, writerId, chunkId, patches, morePatches);

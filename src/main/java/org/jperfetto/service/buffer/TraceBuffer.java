@@ -441,6 +441,12 @@ public final class TraceBuffer implements AutoCloseable {
    */
   public boolean tryPatchChunkContents(int producerId, int writerId, int chunkId,
       List<Patch> patches, boolean otherPatchesPending) {
+    return tryPatchChunkContents(producerId, writerId, chunkId, PatchBatch.of(patches), otherPatchesPending);
+  }
+
+  /** As {@link #tryPatchChunkContents(int, int, int, List, boolean)}, the patches in a batch. */
+  public boolean tryPatchChunkContents(int producerId, int writerId, int chunkId,
+      PatchBatch patches, boolean otherPatchesPending) {
     checkWritable();
     Sequence seq = sequences.get(producerId, writerId & 0xFFFF);
     int pos = seq == null || writerId != (writerId & 0xFFFF) ? -1 : seq.find(chunkId);
@@ -451,20 +457,21 @@ public final class TraceBuffer implements AutoCloseable {
     int slot = seq.slotAt(pos);
     long at = chunks.recordOffset[slot];
     long payloadSize = ChunkRecord.size(buf, at) - HDR;
-    for (Patch patch : patches) {
-      long off = patch.offsetUntrusted();
-      if (patch.data() == null || patch.data().length != Patch.SIZE || off < 0
+    int n = patches.count();
+    for (int i = 0; i < n; i++) {
+      long off = patches.offsetAt(i);
+      if (patches.lengthAt(i) != Patch.SIZE || off < 0
           || payloadSize < Patch.SIZE || off > payloadSize - Patch.SIZE) {
         patchesFailed++;
         return false;
       }
     }
     modCount++;
-    for (Patch patch : patches) {
-      MemorySegment.copy(patch.data(), 0, buf, ValueLayout.JAVA_BYTE,
-          at + HDR + patch.offsetUntrusted(), Patch.SIZE);
+    for (int i = 0; i < n; i++) {
+      MemorySegment.copy(patches.sourceAt(i), patches.sourceOffsetAt(i), buf, at + HDR + patches.offsetAt(i),
+          Patch.SIZE);
     }
-    patchesSucceeded += patches.size();
+    patchesSucceeded += n;
     if (!otherPatchesPending) {
       int flags = chunks.flags[slot] & ~CHUNK_NEEDS_PATCHING;
       chunks.flags[slot] = (byte) flags;

@@ -18,7 +18,6 @@ import org.jperfetto.ipc.MethodHandler;
 import org.jperfetto.ipc.RawCall;
 import org.jperfetto.ipc.ServiceDefinition;
 import org.jperfetto.ipc.ServiceListener;
-import org.jperfetto.ipc.wire.ProtoCursor;
 import org.jperfetto.os.ErrnoException;
 import org.jperfetto.os.Fds;
 import org.jperfetto.protos.ActivateTriggersRequest;
@@ -146,95 +145,25 @@ public final class ProducerPortService {
   }
 
   /**
-   * CommitData served from the request bytes, with no protobuf object and no allocation: the
-   * common request (chunks to move out of the SMB, a flush id) when the service runs on the IPC
-   * thread. Anything else (inline chunk data, patches, unknown fields, malformed bytes, a service
-   * on another thread) is declined and goes through {@link CommitDataRequest}'s parser.
+   * CommitData served from the request bytes, with no protobuf object and no allocation, when the
+   * service runs on the IPC thread ({@link CommitDataDecoder}); declined (and decoded by the
+   * regular handler, which judges it) when the decoder does not take the request as it is.
    */
   private boolean commitDataInPlace(RawCall call) {
     if (!service.taskRunner().isOnRunnerThread()) {
       return false;
     }
     RemoteProducer p = producers.get(call.client().clientId());
-    if (p == null || p.endpoint == null || p.transportGone || p.kicked || !isPlainCommit(call)) {
+    if (p == null || p.endpoint == null || p.transportGone || p.kicked
+        || !commitDecoder.apply(call.args(), call.argsOffset(), call.argsLength(), p.endpoint)) {
       return false;
     }
-    ProtoCursor c = commitCursor.reset(call.args(), call.argsOffset(), call.argsLength());
-    long flushRequestId = 0;
-    boolean connected = true;
-    while (c.hasMore()) {
-      int tag = c.readTag();
-      if (tag == CHUNKS_TO_MOVE) {
-        long n = c.readLength();
-        ProtoCursor m = moveCursor.reset(call.args(), c.position(), n);
-        c.skipBytes(n);
-        int page = 0;
-        int chunk = 0;
-        int targetBuffer = 0;
-        while (m.hasMore()) {
-          int field = m.readTag();
-          int value = (int) m.readVarint(); // uint32 fields: the low 32 bits, as protobuf-java
-          switch (field) {
-            case MOVE_PAGE -> page = value;
-            case MOVE_CHUNK -> chunk = value;
-            case MOVE_TARGET_BUFFER -> targetBuffer = value;
-            default -> { } // chunk_incomplete: meaningful only with inline data
-          }
-        }
-        if (connected) {
-          connected = p.endpoint.commitChunk(page, chunk, targetBuffer);
-        }
-      } else {
-        flushRequestId = c.readVarint(); // FLUSH_REQUEST_ID, the only other field isPlainCommit lets by
-      }
-    }
-    p.endpoint.endCommit(flushRequestId);
     call.replyEmpty();
     return true;
   }
 
-  /** Whether the request holds only chunks_to_move (page, chunk, target_buffer, chunk_incomplete) and flush_request_id. */
-  private boolean isPlainCommit(RawCall call) {
-    ProtoCursor c = commitCursor.reset(call.args(), call.argsOffset(), call.argsLength());
-    while (c.hasMore()) {
-      int tag = c.readTag();
-      if (tag == CHUNKS_TO_MOVE) {
-        long n = c.readLength();
-        if (n < 0) {
-          return false;
-        }
-        ProtoCursor m = moveCursor.reset(call.args(), c.position(), n);
-        while (m.hasMore()) {
-          int field = m.readTag();
-          if (field != MOVE_PAGE && field != MOVE_CHUNK && field != MOVE_TARGET_BUFFER
-              && field != MOVE_CHUNK_INCOMPLETE) {
-            return false;
-          }
-          m.readVarint();
-        }
-        if (m.failed()) {
-          return false;
-        }
-        c.skipBytes(n);
-      } else if (tag == FLUSH_REQUEST_ID) {
-        c.readVarint();
-      } else {
-        return false;
-      }
-    }
-    return !c.failed();
-  }
-
-  // CommitDataRequest's tags (commit_data_request.proto): field number << 3 | wire type
-  private static final int CHUNKS_TO_MOVE = 1 << 3 | ProtoCursor.LEN;
-  private static final int FLUSH_REQUEST_ID = 3 << 3 | ProtoCursor.VARINT;
-  private static final int MOVE_PAGE = 1 << 3 | ProtoCursor.VARINT;
-  private static final int MOVE_CHUNK = 2 << 3 | ProtoCursor.VARINT;
-  private static final int MOVE_TARGET_BUFFER = 3 << 3 | ProtoCursor.VARINT;
-  private static final int MOVE_CHUNK_INCOMPLETE = 5 << 3 | ProtoCursor.VARINT;
-  /** Service-thread only (it is the IPC thread whenever they are used). */
-  private final ProtoCursor commitCursor = new ProtoCursor();
-  private final ProtoCursor moveCursor = new ProtoCursor();
+  /** Service-thread only (it is the IPC thread whenever it is used). */
+  private final CommitDataDecoder commitDecoder = new CommitDataDecoder();
 
   /** What to give {@link IpcHost#start}. */
   public ServiceDefinition definition() {

@@ -85,16 +85,19 @@ public final class ServiceHost implements AutoCloseable {
   private final List<ProducerPortService> producerPorts;
   private final IpcHost consumerHost;
   private final List<String> createdFiles;
+  private final ClockSource clocks;
   private boolean closed;
 
   private ServiceHost(LoopTaskRunner runner, TracingService service, List<IpcHost> producerHosts,
-      List<ProducerPortService> producerPorts, IpcHost consumerHost, List<String> createdFiles) {
+      List<ProducerPortService> producerPorts, IpcHost consumerHost, List<String> createdFiles,
+      ClockSource clocks) {
     this.runner = runner;
     this.service = service;
     this.producerHosts = producerHosts;
     this.producerPorts = producerPorts;
     this.consumerHost = consumerHost;
     this.createdFiles = createdFiles;
+    this.clocks = clocks;
   }
 
   /**
@@ -172,7 +175,7 @@ public final class ServiceHost implements AutoCloseable {
           }
         }
         IpcHost consumerHost = hosts.removeLast();
-        return new ServiceHost(runner, service, hosts, ports, consumerHost, files);
+        return new ServiceHost(runner, service, hosts, ports, consumerHost, files, options.clocks());
       } catch (IOException | RuntimeException e) {
         hosts.forEach(IpcHost::close);
         if (unhosted != null) {
@@ -280,6 +283,19 @@ public final class ServiceHost implements AutoCloseable {
   public String consumerSocket() {
     return consumerHost.address();
   }
+
+  /**
+   * Compiles the ingest path before the first producer needs it: a low-priority thread drives a
+   * private service through {@link #WARMUP_ROUNDS} SMBs' worth of commits ({@link IngestWarmUp}),
+   * about half a second of one core once, while this host already serves. For long-lived services
+   * (jtraced); an embedding that starts a service per test or per short job can leave it out.
+   */
+  public Thread warmUpJit() {
+    return IngestWarmUp.start(clocks, WARMUP_ROUNDS);
+  }
+
+  /** SMB rounds of the JIT warm-up: enough for C2 to compile the commit and copy path. */
+  static final int WARMUP_ROUNDS = 200;
 
   /** Producers connected over all producer sockets (InitializeConnection done). */
   public int connectedProducers() {
