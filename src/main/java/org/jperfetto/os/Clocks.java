@@ -16,6 +16,8 @@ public final class Clocks {
   public static final int CLOCK_REALTIME = 0;
   public static final int CLOCK_MONOTONIC = 1;
   public static final int CLOCK_MONOTONIC_RAW = 4;
+  public static final int CLOCK_REALTIME_COARSE = 5;
+  public static final int CLOCK_MONOTONIC_COARSE = 6;
   public static final int CLOCK_BOOTTIME = 7;
 
   private static final MethodHandle CLOCK_GETTIME = Linker.nativeLinker().downcallHandle(

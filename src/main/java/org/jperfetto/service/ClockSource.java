@@ -12,7 +12,9 @@ import java.util.List;
  */
 public interface ClockSource {
   int BUILTIN_CLOCK_REALTIME = 1;
+  int BUILTIN_CLOCK_REALTIME_COARSE = 2;
   int BUILTIN_CLOCK_MONOTONIC = 3;
+  int BUILTIN_CLOCK_MONOTONIC_COARSE = 4;
   int BUILTIN_CLOCK_MONOTONIC_RAW = 5;
   int BUILTIN_CLOCK_BOOTTIME = 6;
 

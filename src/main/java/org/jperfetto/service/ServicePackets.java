@@ -72,13 +72,11 @@ final class ServicePackets {
     for (ClockSource.Reading r : readings) {
       cs.addClocks(ClockSnapshot.Clock.newBuilder().setClockId(r.clockId()).setTimestamp(r.timestampNs()));
     }
-    // Upstream leaves primary_trace_clock unset when it is BOOTTIME (the default).
-    if (clocks.traceClockId() != ClockSource.BUILTIN_CLOCK_BOOTTIME) {
-      org.jperfetto.protos.BuiltinClock primary =
-          org.jperfetto.protos.BuiltinClock.forNumber(clocks.traceClockId());
-      if (primary != null) {
-        cs.setPrimaryTraceClock(primary);
-      }
+    // As upstream's service: the snapshot names the trace clock, BOOTTIME included.
+    org.jperfetto.protos.BuiltinClock primary =
+        org.jperfetto.protos.BuiltinClock.forNumber(clocks.traceClockId());
+    if (primary != null) {
+      cs.setPrimaryTraceClock(primary);
     }
     return packet().setClockSnapshot(cs).build().toByteArray();
   }
