@@ -1,9 +1,9 @@
 package org.jperfetto.service;
 
 import com.google.protobuf.ByteString;
-import com.google.protobuf.CodedOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import com.google.protobuf.UnsafeByteOperations;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 import org.jperfetto.protos.ReadBuffersResponse;
@@ -24,16 +24,26 @@ final class SliceBatch {
   }
 
   /**
-   * A producer packet: its bytes as the buffer holds them, then the trusted fields appended as
-   * one more slice (a protobuf message may be extended by appending fields; a later value wins).
+   * A producer packet: its bytes as the buffer holds them, then the trusted fields appended (a
+   * protobuf message may be extended by appending fields; a later value wins), copied once into
+   * one array that becomes the packet's slice (or slices, past {@link TracingService#MAX_SLICE_SIZE}).
    */
   void addProducerPacket(BufferedPacket packet, int uid, int pid, int sequenceId) {
+    boolean dropped = packet.previousPacketDropped();
+    int size = 0;
     for (int i = 0; i < packet.sliceCount(); i++) {
-      if (packet.sliceLength(i) > 0) {
-        addBytes(ByteString.copyFrom(packet.slice(i).asByteBuffer()), false);
-      }
+      size += packet.sliceLength(i);
     }
-    addBytes(ByteString.copyFrom(trustedFields(uid, pid, sequenceId, packet.previousPacketDropped())), true);
+    int trusted = trustedFieldsSize(uid, pid, sequenceId, dropped);
+    byte[] out = new byte[size + trusted];
+    int at = 0;
+    for (int i = 0; i < packet.sliceCount(); i++) {
+      int n = packet.sliceLength(i);
+      MemorySegment.copy(packet.segment(), ValueLayout.JAVA_BYTE, packet.sliceOffset(i), out, at, n);
+      at += n;
+    }
+    writeTrustedFields(out, at, uid, pid, sequenceId, dropped);
+    addBytes(UnsafeByteOperations.unsafeWrap(out), true); // out is never written again
   }
 
   private void addBytes(ByteString data, boolean lastOfPacket) {
@@ -51,21 +61,54 @@ final class SliceBatch {
 
   /** TracePacket fields trusted_uid (3), trusted_packet_sequence_id (10), trusted_pid (79), previous_packet_dropped (42). */
   static byte[] trustedFields(int uid, int pid, int sequenceId, boolean previousPacketDropped) {
-    byte[] out = new byte[40];
-    CodedOutputStream o = CodedOutputStream.newInstance(out);
-    try {
-      o.writeInt32(3, uid);
-      o.writeUInt32(10, sequenceId);
-      if (pid != 0) {
-        o.writeInt32(79, pid);
-      }
-      if (previousPacketDropped) {
-        o.writeUInt32(42, 1);
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException(e); // 40 bytes always fit: 11 + 6 + 12 + 3
+    byte[] out = new byte[trustedFieldsSize(uid, pid, sequenceId, previousPacketDropped)];
+    writeTrustedFields(out, 0, uid, pid, sequenceId, previousPacketDropped);
+    return out;
+  }
+
+  // Tags: field << 3 | wire type 0. trusted_pid (79) takes two bytes, 0xf8 0x04.
+  private static final int TAG_UID = 3 << 3;
+  private static final int TAG_SEQUENCE_ID = 10 << 3;
+  private static final int TAG_DROPPED = 42 << 3;
+
+  private static int trustedFieldsSize(int uid, int pid, int sequenceId, boolean dropped) {
+    return 1 + int32Size(uid) + 1 + varintSize(Integer.toUnsignedLong(sequenceId))
+        + (pid != 0 ? 2 + int32Size(pid) : 0) + (dropped ? 3 : 0);
+  }
+
+  /** Writes the trusted fields at out[at..], as protobuf-java's writeInt32/writeUInt32 would. */
+  private static void writeTrustedFields(byte[] out, int at, int uid, int pid, int sequenceId, boolean dropped) {
+    out[at++] = (byte) TAG_UID;
+    at = putVarint(out, at, uid); // int32: a negative value is sign-extended to 10 bytes
+    out[at++] = (byte) TAG_SEQUENCE_ID;
+    at = putVarint(out, at, Integer.toUnsignedLong(sequenceId));
+    if (pid != 0) {
+      out[at++] = (byte) 0xf8; // 79 << 3, as a 2-byte varint
+      out[at++] = 0x04;
+      at = putVarint(out, at, pid);
     }
-    return java.util.Arrays.copyOf(out, o.getTotalBytesWritten());
+    if (dropped) {
+      out[at++] = (byte) (TAG_DROPPED | 0x80); // 42 << 3 = 336, a 2-byte varint
+      out[at++] = (byte) (TAG_DROPPED >>> 7);
+      out[at] = 1;
+    }
+  }
+
+  private static int int32Size(int v) {
+    return varintSize(v); // sign-extended: 10 bytes when negative
+  }
+
+  private static int varintSize(long v) {
+    return v == 0 ? 1 : (64 - Long.numberOfLeadingZeros(v) + 6) / 7;
+  }
+
+  private static int putVarint(byte[] out, int at, long v) {
+    while ((v & ~0x7fL) != 0) {
+      out[at++] = (byte) (v & 0x7f | 0x80);
+      v >>>= 7;
+    }
+    out[at++] = (byte) v;
+    return at;
   }
 
   long bytes() {

@@ -1,5 +1,6 @@
 package org.jperfetto.service.ipc;
 
+import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
@@ -336,7 +337,7 @@ public final class ConsumerPortService {
     FdTraceFileSink cloneFile;
     FdTraceFileSink fileSink;
     /** ReadBuffers replies not sent yet (paced by the connection's backlog), with has_more. */
-    private final java.util.ArrayDeque<ReadBuffersResponse> readQueue = new java.util.ArrayDeque<>();
+    private final java.util.ArrayDeque<ByteString> readQueue = new java.util.ArrayDeque<>();
     private boolean lastQueued;
     private boolean pumpScheduled;
 
@@ -423,19 +424,7 @@ public final class ConsumerPortService {
       if (readCall == null || readCall.isDone() || gone) {
         return;
       }
-      ReadBuffersResponse.Builder reply = ReadBuffersResponse.newBuilder();
-      int replyBytes = 0;
-      for (ReadBuffersResponse.Slice slice : slices) {
-        int size = slice.getSerializedSize() + 4;
-        if (replyBytes + size > MAX_READ_REPLY_BYTES && reply.getSlicesCount() > 0) {
-          readQueue.add(reply.build());
-          reply = ReadBuffersResponse.newBuilder();
-          replyBytes = 0;
-        }
-        reply.addSlices(slice);
-        replyBytes += size;
-      }
-      readQueue.add(reply.build());
+      ReadReplyEncoder.encode(slices, MAX_READ_REPLY_BYTES, readQueue::add);
       lastQueued = !hasMore;
       pumpReads();
     }
@@ -456,9 +445,9 @@ public final class ConsumerPortService {
           }
           return;
         }
-        ReadBuffersResponse reply = readQueue.poll();
+        ByteString reply = readQueue.poll();
         boolean last = readQueue.isEmpty() && lastQueued;
-        call.send(reply.toByteString(), !last, -1);
+        call.send(reply, !last, -1);
         if (last) {
           readCall = null;
         }
