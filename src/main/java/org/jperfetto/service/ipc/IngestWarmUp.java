@@ -81,62 +81,77 @@ final class IngestWarmUp {
     endpoint.registerDataSource(DataSourceDescriptor.newBuilder().setName(DATA_SOURCE).build());
     ConsumerEndpoint session = service.connectConsumer(consumer, 0);
     try (Arena arena = Arena.ofConfined()) {
-      String error = session.enableTracing(TraceConfig.newBuilder()
-          .addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb(BUFFER_KB)
-              .setFillPolicy(TraceConfig.BufferConfig.FillPolicy.RING_BUFFER))
-          .addDataSources(TraceConfig.DataSource.newBuilder()
-              .setConfig(DataSourceConfig.newBuilder().setName(DATA_SOURCE)))
-          .build(), Optional.empty());
-      runner.drain();
-      if (!error.isEmpty() || producer.smb == null || producer.targetBuffer < 0) {
-        throw new IllegalStateException("warm-up session did not start: " + error);
-      }
-      endpoint.registerTraceWriter(WRITER_ID, producer.targetBuffer);
-      SharedMemoryAbi abi = new SharedMemoryAbi(producer.smb.segment(), PAGE_SIZE);
       // The request buffer: native, as the IPC frame buffer a real CommitData is read from.
       MemorySegment request = arena.allocate(64 * 1024, 8);
       CommitDataDecoder decoder = new CommitDataDecoder();
+      Writers writers = new Writers();
       long committed = 0;
-      int chunkId = 0;
-      for (int round = 0; round < rounds; round++) {
-        int length = 0;
-        for (int page = 0; page < abi.numPages(); page++) {
-          if (!fillChunk(abi, page, chunkId)) {
-            continue;
-          }
-          length = move(request, length, page, producer.targetBuffer);
-          chunkId++;
-          committed++;
-        }
-        if (round % 4 == 3) { // a patch for the last chunk, as a writer that fragmented a packet sends
-          length = patch(request, length, producer.targetBuffer, chunkId - 1);
-        }
-        length = putTag(request, length, 3 << 3); // flush_request_id
-        length = putVarint(request, length, 0);
+      long patches = 0;
+      // Both fill policies, as sessions ask for either: the first half into a 1 MiB ring, the
+      // second into a DISCARD buffer large enough for it (its memory is committed as written).
+      for (int half = 0; half < 2; half++) {
+        boolean ring = half == 0;
+        int halfRounds = ring ? rounds / 2 : rounds - rounds / 2;
+        long bufferKb = ring ? BUFFER_KB : Math.max(BUFFER_KB, (long) halfRounds * SMB_SIZE / 1024 + 1024);
+        String error = session.enableTracing(TraceConfig.newBuilder()
+            .addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb((int) bufferKb)
+                .setFillPolicy(ring ? TraceConfig.BufferConfig.FillPolicy.RING_BUFFER
+                    : TraceConfig.BufferConfig.FillPolicy.DISCARD))
+            .addDataSources(TraceConfig.DataSource.newBuilder()
+                .setConfig(DataSourceConfig.newBuilder().setName(DATA_SOURCE)))
+            .build(), Optional.empty());
         runner.drain();
-        if (!decoder.apply(request, 0, length, endpoint)) {
-          throw new IllegalStateException("warm-up CommitData not taken");
+        if (!error.isEmpty() || producer.smb == null || producer.targetBuffer < 0) {
+          throw new IllegalStateException("warm-up session did not start: " + error);
         }
-        if (round % READ_EVERY == READ_EVERY - 1 || round == rounds - 1) {
-          session.readBuffers(); // what the ring still holds: the read path's classes and first compiles
+        for (int w = 1; w <= WRITERS; w++) {
+          endpoint.registerTraceWriter(w, producer.targetBuffer);
+        }
+        SharedMemoryAbi abi = new SharedMemoryAbi(producer.smb.segment(), PAGE_SIZE);
+        for (int round = 0; round < halfRounds; round++) {
+          int length = 0;
+          for (int page = 0; page < abi.numPages(); page++) {
+            int writer = page % WRITERS + 1;
+            if (!writers.fillChunk(abi, page, writer)) {
+              continue;
+            }
+            length = move(request, length, page, producer.targetBuffer);
+            committed++;
+          }
+          if (round % 4 == 3) { // a patch for a chunk, as a writer that fragmented a packet sends
+            length = patch(request, length, producer.targetBuffer, 1, writers.lastChunkId(1));
+            patches++;
+          }
+          length = putTag(request, length, 3 << 3); // flush_request_id
+          length = putVarint(request, length, 0);
           runner.drain();
+          if (!decoder.apply(request, 0, length, endpoint)) {
+            throw new IllegalStateException("warm-up CommitData not taken");
+          }
+          if (round % READ_EVERY == READ_EVERY - 1 || round == halfRounds - 1) {
+            session.readBuffers(); // the read path's classes and first compiles
+            runner.drain();
+          }
         }
+        session.disableTracing();
+        runner.drain();
+        session.freeBuffers();
+        runner.drain();
+        producer.targetBuffer = -1;
       }
       // The clock snapshot a session starts with: compiled, its brackets are tens of ns wide.
       for (int i = 0; i < CLOCK_SNAPSHOTS; i++) {
         clocks.snapshot();
       }
-      session.disableTracing();
-      runner.drain();
-      session.freeBuffers();
       endpoint.disconnect();
       session.disconnect();
       runner.drain();
-      return new Result(committed, rounds / 4, consumer.bytes);
+      return new Result(committed, patches, consumer.bytes);
     }
   }
 
-  private static final int WRITER_ID = 1;
+  /** Writers taking turns at the pages, as a producer's threads do. */
+  private static final int WRITERS = 3;
   /** A TracePacket as a TrackEvent slice with an int debug arg looks (interned name, delta time). */
   private static final byte[] PACKET = {
       0x40, (byte) 0xe8, 0x07, // timestamp
@@ -146,27 +161,71 @@ final class IngestWarmUp {
       0x58, 0x00, // (padding varint field 11)
       0x68, 0x02, // sequence_flags
   };
+  /** Where a packet split across two chunks is cut. */
+  private static final int SPLIT = 9;
 
-  /** Writes one chunk full of packets into page's only chunk and marks it complete. */
-  private static boolean fillChunk(SharedMemoryAbi abi, int page, int chunkId) {
-    if (abi.isPageFree(page)) {
-      abi.tryPartitionPage(page, PageLayout.DIV1);
+  /**
+   * The writers' chunks, shaped as the C++ SDK's are: fragment sizes of 1 byte and of 4 (the
+   * redundant varint a writer reserves), and every fourth chunk of a writer ends with a packet
+   * that its next chunk finishes.
+   */
+  private static final class Writers {
+    private final int[] nextChunkId = new int[WRITERS + 1];
+    private final boolean[] continues = new boolean[WRITERS + 1];
+
+    int lastChunkId(int writer) {
+      return nextChunkId[writer] - 1;
     }
-    int payload = abi.chunkSizeForLayoutBits(PageLayout.DIV1.bits()) - ChunkHeader.SIZE;
-    int packets = Math.min(payload / (PACKET.length + 1), ChunkHeader.MAX_PACKET_COUNT);
-    long chunk = abi.tryAcquireChunkForWriting(page, 0, chunkId, WRITER_ID, ChunkHeader.packets(packets, 0));
-    if (chunk == ChunkHandle.INVALID) {
-      return false;
+
+    /** Writes one chunk of writer into page's only chunk and marks it complete. */
+    boolean fillChunk(SharedMemoryAbi abi, int page, int writer) {
+      if (abi.isPageFree(page)) {
+        abi.tryPartitionPage(page, PageLayout.DIV1);
+      }
+      int chunkId = nextChunkId[writer];
+      boolean first = continues[writer];
+      boolean last = chunkId % 4 == 3;
+      int flags = (first ? ChunkHeader.FIRST_PACKET_CONTINUES_FROM_PREV_CHUNK : 0)
+          | (last ? ChunkHeader.LAST_PACKET_CONTINUES_ON_NEXT_CHUNK : 0);
+      int payload = abi.chunkSizeForLayoutBits(PageLayout.DIV1.bits()) - ChunkHeader.SIZE;
+      // Room: the continuation (4 + rest), whole packets of 1- or 4-byte sizes, the split head.
+      int room = payload - (first ? 4 + PACKET.length - SPLIT : 0) - (last ? 4 + SPLIT : 0);
+      int whole = Math.min(room / (PACKET.length + 4), ChunkHeader.MAX_PACKET_COUNT - 2);
+      int packets = whole + (first ? 1 : 0) + (last ? 1 : 0);
+      long chunk = abi.tryAcquireChunkForWriting(page, 0, chunkId, writer, ChunkHeader.packets(packets, flags));
+      if (chunk == ChunkHandle.INVALID) {
+        return false;
+      }
+      MemorySegment smb = abi.segment();
+      long at = abi.payloadOffset(chunk);
+      if (first) {
+        at = fragment(smb, at, SPLIT, PACKET.length - SPLIT, true);
+      }
+      for (int i = 0; i < whole; i++) {
+        at = fragment(smb, at, 0, PACKET.length, i % 2 == 1);
+      }
+      if (last) {
+        fragment(smb, at, 0, SPLIT, true);
+      }
+      abi.releaseChunkAsComplete(chunk);
+      nextChunkId[writer] = chunkId + 1;
+      continues[writer] = last;
+      return true;
     }
-    MemorySegment smb = abi.segment();
-    long at = abi.payloadOffset(chunk);
-    for (int i = 0; i < packets; i++) {
-      smb.set(ValueLayout.JAVA_BYTE, at, (byte) PACKET.length);
-      MemorySegment.copy(PACKET, 0, smb, ValueLayout.JAVA_BYTE, at + 1, PACKET.length);
-      at += PACKET.length + 1;
+
+    /** PACKET[from, from + n) behind its size, as a 4-byte redundant varint or one byte. */
+    private static long fragment(MemorySegment smb, long at, int from, int n, boolean fourByteSize) {
+      if (fourByteSize) {
+        smb.set(ValueLayout.JAVA_BYTE, at++, (byte) (n | 0x80));
+        smb.set(ValueLayout.JAVA_BYTE, at++, (byte) 0x80);
+        smb.set(ValueLayout.JAVA_BYTE, at++, (byte) 0x80);
+        smb.set(ValueLayout.JAVA_BYTE, at++, (byte) 0x00);
+      } else {
+        smb.set(ValueLayout.JAVA_BYTE, at++, (byte) n);
+      }
+      MemorySegment.copy(PACKET, from, smb, ValueLayout.JAVA_BYTE, at, n);
+      return at + n;
     }
-    abi.releaseChunkAsComplete(chunk);
-    return true;
   }
 
   private static int move(MemorySegment out, int at, int page, int targetBuffer) {
@@ -180,15 +239,19 @@ final class IngestWarmUp {
     return putVarint(out, at, targetBuffer);
   }
 
-  /** chunks_to_patch { target_buffer, writer_id, chunk_id, patches { offset 0, data 4 bytes } }. */
-  private static int patch(MemorySegment out, int at, int targetBuffer, int chunkId) {
+  /**
+   * chunks_to_patch { target_buffer, writer_id, chunk_id, patches { offset 0, data } } rewriting
+   * the chunk's first size field with what it holds (the chunk stays valid): a continuation's
+   * 4-byte size when the chunk has one, else the first 4 bytes of its first whole packet.
+   */
+  private static int patch(MemorySegment out, int at, int targetBuffer, int writer, int chunkId) {
     at = putTag(out, at, 2 << 3 | 2);
     int inner = 1 + varintSize(targetBuffer) + 2 + 1 + varintSize(chunkId) + 2 + 8;
     at = putVarint(out, at, inner);
     at = putTag(out, at, 1 << 3);
     at = putVarint(out, at, targetBuffer);
     at = putTag(out, at, 2 << 3);
-    at = putVarint(out, at, WRITER_ID);
+    at = putVarint(out, at, writer);
     at = putTag(out, at, 3 << 3);
     at = putVarint(out, at, chunkId);
     at = putTag(out, at, 4 << 3 | 2);
@@ -197,10 +260,18 @@ final class IngestWarmUp {
     at = putVarint(out, at, 0);
     at = putTag(out, at, 2 << 3 | 2);
     at = putVarint(out, at, 4);
-    // The chunk's first four bytes as they are (size byte, start of the packet): the chunk stays valid.
-    out.set(ValueLayout.JAVA_BYTE, at++, (byte) PACKET.length);
-    MemorySegment.copy(PACKET, 0, out, ValueLayout.JAVA_BYTE, at, 3);
-    return at + 3;
+    boolean continuation = chunkId % 4 == 0 && chunkId > 0;
+    if (continuation) {
+      int n = PACKET.length - SPLIT;
+      out.set(ValueLayout.JAVA_BYTE, at, (byte) (n | 0x80));
+      out.set(ValueLayout.JAVA_BYTE, at + 1, (byte) 0x80);
+      out.set(ValueLayout.JAVA_BYTE, at + 2, (byte) 0x80);
+      out.set(ValueLayout.JAVA_BYTE, at + 3, (byte) 0x00);
+    } else {
+      out.set(ValueLayout.JAVA_BYTE, at, (byte) PACKET.length);
+      MemorySegment.copy(PACKET, 0, out, ValueLayout.JAVA_BYTE, at + 1, 3);
+    }
+    return at + 4;
   }
 
   private static int putTag(MemorySegment out, int at, int tag) {

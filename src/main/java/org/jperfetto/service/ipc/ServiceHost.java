@@ -295,7 +295,7 @@ public final class ServiceHost implements AutoCloseable {
   }
 
   /** SMB rounds of the JIT warm-up: enough for C2 to compile the commit and copy path. */
-  static final int WARMUP_ROUNDS = 200;
+  static final int WARMUP_ROUNDS = 120;
 
   /** Producers connected over all producer sockets (InitializeConnection done). */
   public int connectedProducers() {
