@@ -11,6 +11,8 @@
 #   -n   slices per burst (default 1000000); -k the producer's SMB size hint in KiB (0: default)
 #   -r   bursts (default 3); each into a freshly started service, unless -w (one warm service)
 #   -c   the consumer: perfetto ($UPSTREAM_OUT/perfetto, the default when present) or jperfetto
+#   JTRACED_BIN: the directory of the jtraced to run (another build's, to compare two versions);
+#   BURST_DELAY: seconds between the service's sockets appearing and the producer starting (0.3)
 #   -e PID  use the service already listening on $PERFETTO_{PRODUCER,CONSUMER}_SOCK_NAME (pid PID,
 #        for its CPU figures) instead of starting one: to run it under a profiler
 #
@@ -20,6 +22,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 B=${JPERFETTO_BIN:-$here/target/jperfetto/bin}
+S=${JTRACED_BIN:-$B}   # where jtraced comes from (another build's, to compare two versions)
 U=${UPSTREAM_OUT:-}
 service=jtraced producer=java n=1000000 smb_kb=0 runs=3 warm=0 consumer= external=
 while getopts "s:p:n:k:r:c:e:w" o; do
@@ -59,7 +62,7 @@ start_service() {
   if [ -n "$external" ]; then svc=$external; return; fi
   rm -f "$dir"/p.sock "$dir"/c.sock
   if [ "$service" = traced ]; then "$U/traced" > "$dir/service.log" 2>&1 &
-  else "$B/jtraced" > "$dir/service.log" 2>&1 &
+  else "$S/jtraced" > "$dir/service.log" 2>&1 &
   fi
   svc=$!
   for _ in $(seq 200); do [ -S "$dir/c.sock" ] && [ -S "$dir/p.sock" ] && break; sleep 0.05; done

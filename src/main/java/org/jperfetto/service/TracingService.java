@@ -88,6 +88,8 @@ public final class TracingService {
   private int lastProducerId;
   private int lastBufferId;
   private long lastSessionId;
+  /** Sessions created so far, readable from any thread (lastSessionId is the service thread's). */
+  private volatile long sessionsCreated;
   private long lastInstanceId;
   private long lastFlushRequestId;
 
@@ -139,6 +141,11 @@ public final class TracingService {
    */
   public void useBufferMemory(BufferMemory memory) {
     this.bufferMemory = java.util.Objects.requireNonNull(memory, "memory");
+  }
+
+  /** How many sessions (clones included) this service has created; any thread. */
+  public long sessionsCreated() {
+    return sessionsCreated;
   }
 
   public TaskRunner taskRunner() {
@@ -537,6 +544,7 @@ public final class TracingService {
     UUID uuid = cfg.getTraceUuidMsb() != 0 || cfg.getTraceUuidLsb() != 0
         ? new UUID(cfg.getTraceUuidMsb(), cfg.getTraceUuidLsb()) : UUID.randomUUID();
     TracingSession s = new TracingSession(++lastSessionId, c, c.uid, cfg, ids, uuid);
+    sessionsCreated = lastSessionId;
     sessions.put(s.id, s);
     c.session = s;
     s.fileSink = fileSink.orElse(null);
@@ -1221,6 +1229,7 @@ public final class TracingService {
     }
     UUID uuid = UUID.randomUUID();
     TracingSession clone = new TracingSession(++lastSessionId, c, c.uid, src.config, ids, uuid);
+    sessionsCreated = lastSessionId;
     clone.state = TracingSession.State.CLONED_READ_ONLY;
     clone.clockSnapshots.add(clocks.snapshot());
     clone.receivedTriggers.addAll(src.receivedTriggers);

@@ -7,6 +7,7 @@ import java.lang.System.Logger.Level;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.BooleanSupplier;
 import org.jperfetto.abi.ChunkHandle;
 import org.jperfetto.abi.ChunkHeader;
 import org.jperfetto.abi.PageLayout;
@@ -52,12 +53,16 @@ final class IngestWarmUp {
 
   private IngestWarmUp() {}
 
-  /** Starts the warm-up on a daemon thread of minimum priority; returns it. */
-  static Thread start(ClockSource clocks, int rounds) {
+  /**
+   * Starts the warm-up on a daemon thread of minimum priority; returns it. It stops early, keeping
+   * what the JIT compiled so far, once stop says so (a real session started: the warm-up must not
+   * take the CPU that session's producers need).
+   */
+  static Thread start(ClockSource clocks, int rounds, BooleanSupplier stop) {
     Thread t = Thread.ofPlatform().name("jtraced-warmup").daemon().priority(Thread.MIN_PRIORITY)
         .unstarted(() -> {
           try {
-            run(clocks, rounds);
+            run(clocks, rounds, stop);
           } catch (RuntimeException | Error e) {
             LOG.log(Level.DEBUG, "JIT warm-up stopped: " + e);
           }
@@ -71,6 +76,11 @@ final class IngestWarmUp {
 
   /** Runs rounds rounds of fill-commit-read on the calling thread. */
   static Result run(ClockSource clocks, int rounds) {
+    return run(clocks, rounds, () -> false);
+  }
+
+  /** As {@link #run(ClockSource, int)}, stopping at the next round once stop says so. */
+  static Result run(ClockSource clocks, int rounds, BooleanSupplier stop) {
     DirectRunner runner = new DirectRunner();
     TracingService service = new TracingService(runner, MemfdSharedMemory.factory(), clocks, 0);
     service.useBufferMemory(ServiceHost::lazyBufferMemory);
@@ -108,7 +118,7 @@ final class IngestWarmUp {
           endpoint.registerTraceWriter(w, producer.targetBuffer);
         }
         SharedMemoryAbi abi = new SharedMemoryAbi(producer.smb.segment(), PAGE_SIZE);
-        for (int round = 0; round < halfRounds; round++) {
+        for (int round = 0; round < halfRounds && !stop.getAsBoolean(); round++) {
           int length = 0;
           for (int page = 0; page < abi.numPages(); page++) {
             int writer = page % WRITERS + 1;
@@ -140,7 +150,7 @@ final class IngestWarmUp {
         producer.targetBuffer = -1;
       }
       // The clock snapshot a session starts with: compiled, its brackets are tens of ns wide.
-      for (int i = 0; i < CLOCK_SNAPSHOTS; i++) {
+      for (int i = 0; i < CLOCK_SNAPSHOTS && !stop.getAsBoolean(); i++) {
         clocks.snapshot();
       }
       endpoint.disconnect();

@@ -287,11 +287,13 @@ public final class ServiceHost implements AutoCloseable {
   /**
    * Compiles the ingest path before the first producer needs it: a low-priority thread drives a
    * private service through {@link #WARMUP_ROUNDS} SMBs' worth of commits ({@link IngestWarmUp}),
-   * about half a second of one core once, while this host already serves. For long-lived services
+   * under a second of one core once, while this host already serves; it gives way as soon as a real
+   * session starts. For long-lived services
    * (jtraced); an embedding that starts a service per test or per short job can leave it out.
    */
   public Thread warmUpJit() {
-    return IngestWarmUp.start(clocks, WARMUP_ROUNDS);
+    long sessions = service.sessionsCreated();
+    return IngestWarmUp.start(clocks, WARMUP_ROUNDS, () -> service.sessionsCreated() != sessions);
   }
 
   /** SMB rounds of the JIT warm-up: enough for C2 to compile the commit and copy path. */

@@ -8,6 +8,13 @@ import org.junit.jupiter.api.Test;
 
 class IngestWarmUpTest {
   @Test
+  void stopsAtTheNextRoundWhenAskedTo() {
+    int[] asked = {0};
+    IngestWarmUp.Result r = IngestWarmUp.run(ClockSource.jdk(), 100, () -> ++asked[0] > 3);
+    assertEquals(3 * 64, r.chunksCommitted(), "three rounds ran, then the ring half and the discard half stopped");
+  }
+
+  @Test
   void drivesTheWholeIngestPathOfAPrivateService() {
     IngestWarmUp.Result r = IngestWarmUp.run(ClockSource.jdk(), 8);
     // 64 pages of one chunk each, every round: each one committed in place and freed again.
