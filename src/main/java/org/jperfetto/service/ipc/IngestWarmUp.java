@@ -12,8 +12,12 @@ import org.jperfetto.abi.ChunkHandle;
 import org.jperfetto.abi.ChunkHeader;
 import org.jperfetto.abi.PageLayout;
 import org.jperfetto.abi.SharedMemoryAbi;
+import org.jperfetto.ipc.wire.FrameReader;
+import org.jperfetto.ipc.wire.FrameSink;
+import org.jperfetto.ipc.wire.RawInvoke;
 import org.jperfetto.protos.DataSourceConfig;
 import org.jperfetto.protos.DataSourceDescriptor;
+import org.jperfetto.protos.IPCFrame;
 import org.jperfetto.protos.ReadBuffersResponse;
 import org.jperfetto.protos.TraceConfig;
 import org.jperfetto.service.ClientIdentity;
@@ -93,7 +97,7 @@ final class IngestWarmUp {
     try (Arena arena = Arena.ofConfined()) {
       // The request buffer: native, as the IPC frame buffer a real CommitData is read from.
       MemorySegment request = arena.allocate(64 * 1024, 8);
-      CommitDataDecoder decoder = new CommitDataDecoder();
+      Receiver receiver = new Receiver(endpoint);
       Writers writers = new Writers();
       long committed = 0;
       long patches = 0;
@@ -135,9 +139,7 @@ final class IngestWarmUp {
           length = putTag(request, length, 3 << 3); // flush_request_id
           length = putVarint(request, length, 0);
           runner.drain();
-          if (!decoder.apply(request, 0, length, endpoint)) {
-            throw new IllegalStateException("warm-up CommitData not taken");
-          }
+          receiver.receive(request, length);
           if (round % READ_EVERY == READ_EVERY - 1 || round == halfRounds - 1) {
             session.readBuffers(); // the read path's classes and first compiles
             runner.drain();
@@ -153,10 +155,80 @@ final class IngestWarmUp {
       for (int i = 0; i < CLOCK_SNAPSHOTS && !stop.getAsBoolean(); i++) {
         clocks.snapshot();
       }
+      receiver.close();
       endpoint.disconnect();
       session.disconnect();
       runner.drain();
       return new Result(committed, patches, consumer.bytes);
+    }
+  }
+
+  /**
+   * The socket side of a CommitData without the socket: the request framed as a producer sends it
+   * (length prefix, IPCFrame with InvokeMethod, drop_reply), fed through a {@link FrameReader} to
+   * {@link RawInvoke} and the {@link CommitDataDecoder}, the path jtraced's IPC host takes.
+   */
+  private static final class Receiver implements FrameSink {
+    private final ProducerEndpoint endpoint;
+    private final FrameReader reader = new FrameReader(fd -> { });
+    private final RawInvoke invoke = new RawInvoke();
+    private final CommitDataDecoder decoder = new CommitDataDecoder();
+    private final byte[] frame = new byte[64 * 1024 + 32];
+    private long requestId;
+
+    Receiver(ProducerEndpoint endpoint) {
+      this.endpoint = endpoint;
+    }
+
+    void close() {
+      reader.close();
+    }
+
+    void receive(MemorySegment args, int length) {
+      int at = 4;
+      frame[at++] = 2 << 3; // request_id
+      at = putVarint(frame, at, ++requestId);
+      frame[at++] = 5 << 3 | 2; // msg_invoke_method
+      int invokeLength = 2 + 2 + 1 + varintSize(length) + length + 2;
+      at = putVarint(frame, at, invokeLength);
+      frame[at++] = 1 << 3; // service_id 1 (ProducerPort)
+      frame[at++] = 1;
+      frame[at++] = 2 << 3; // method_id 4 (CommitData)
+      frame[at++] = 4;
+      frame[at++] = 3 << 3 | 2; // args_proto
+      at = putVarint(frame, at, length);
+      MemorySegment.copy(args, ValueLayout.JAVA_BYTE, 0, frame, at, length);
+      at += length;
+      frame[at++] = 4 << 3; // drop_reply
+      frame[at++] = 1;
+      MemorySegment.ofArray(frame).set(ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN),
+          0, at - 4);
+      if (!reader.feed(frame, 0, at, -1, this)) {
+        throw new IllegalStateException("warm-up frame refused: " + reader.failure());
+      }
+    }
+
+    @Override
+    public boolean onRawFrame(MemorySegment buffer, long offset, int length) {
+      if (!invoke.read(buffer, offset, length)
+          || !decoder.apply(buffer, invoke.argsOffset(), invoke.argsLength(), endpoint)) {
+        throw new IllegalStateException("warm-up CommitData not taken");
+      }
+      return true;
+    }
+
+    @Override
+    public void onFrame(IPCFrame frame, int fd) {
+      throw new IllegalStateException("warm-up frame decoded by protobuf");
+    }
+
+    private static int putVarint(byte[] out, int at, long v) {
+      while ((v & ~0x7fL) != 0) {
+        out[at++] = (byte) (v & 0x7f | 0x80);
+        v >>>= 7;
+      }
+      out[at++] = (byte) v;
+      return at;
     }
   }
 
