@@ -2,6 +2,7 @@ package org.jperfetto.service;
 
 import com.google.protobuf.ByteString;
 import com.google.protobuf.UnsafeByteOperations;
+import org.jperfetto.abi.Varints;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
@@ -72,20 +73,20 @@ final class SliceBatch {
   private static final int TAG_DROPPED = 42 << 3;
 
   private static int trustedFieldsSize(int uid, int pid, int sequenceId, boolean dropped) {
-    return 1 + int32Size(uid) + 1 + varintSize(Integer.toUnsignedLong(sequenceId))
-        + (pid != 0 ? 2 + int32Size(pid) : 0) + (dropped ? 3 : 0);
+    return 1 + Varints.size(uid) + 1 + Varints.size(Integer.toUnsignedLong(sequenceId))
+        + (pid != 0 ? 2 + Varints.size(pid) : 0) + (dropped ? 3 : 0);
   }
 
   /** Writes the trusted fields at out[at..], as protobuf-java's writeInt32/writeUInt32 would. */
   private static void writeTrustedFields(byte[] out, int at, int uid, int pid, int sequenceId, boolean dropped) {
     out[at++] = (byte) TAG_UID;
-    at = putVarint(out, at, uid); // int32: a negative value is sign-extended to 10 bytes
+    at = Varints.put(out, at, uid); // int32: a negative value is sign-extended to 10 bytes
     out[at++] = (byte) TAG_SEQUENCE_ID;
-    at = putVarint(out, at, Integer.toUnsignedLong(sequenceId));
+    at = Varints.put(out, at, Integer.toUnsignedLong(sequenceId));
     if (pid != 0) {
       out[at++] = (byte) 0xf8; // 79 << 3, as a 2-byte varint
       out[at++] = 0x04;
-      at = putVarint(out, at, pid);
+      at = Varints.put(out, at, pid);
     }
     if (dropped) {
       out[at++] = (byte) (TAG_DROPPED | 0x80); // 42 << 3 = 336, a 2-byte varint
@@ -94,22 +95,8 @@ final class SliceBatch {
     }
   }
 
-  private static int int32Size(int v) {
-    return varintSize(v); // sign-extended: 10 bytes when negative
-  }
 
-  private static int varintSize(long v) {
-    return v == 0 ? 1 : (64 - Long.numberOfLeadingZeros(v) + 6) / 7;
-  }
 
-  private static int putVarint(byte[] out, int at, long v) {
-    while ((v & ~0x7fL) != 0) {
-      out[at++] = (byte) (v & 0x7f | 0x80);
-      v >>>= 7;
-    }
-    out[at++] = (byte) v;
-    return at;
-  }
 
   long bytes() {
     return bytes;

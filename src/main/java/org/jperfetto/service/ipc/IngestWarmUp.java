@@ -12,6 +12,7 @@ import org.jperfetto.abi.ChunkHandle;
 import org.jperfetto.abi.ChunkHeader;
 import org.jperfetto.abi.PageLayout;
 import org.jperfetto.abi.SharedMemoryAbi;
+import org.jperfetto.abi.Varints;
 import org.jperfetto.ipc.wire.FrameReader;
 import org.jperfetto.ipc.wire.FrameSink;
 import org.jperfetto.ipc.wire.RawInvoke;
@@ -187,16 +188,16 @@ final class IngestWarmUp {
     void receive(MemorySegment args, int length) {
       int at = 4;
       frame[at++] = 2 << 3; // request_id
-      at = putVarint(frame, at, ++requestId);
+      at = Varints.put(frame, at, ++requestId);
       frame[at++] = 5 << 3 | 2; // msg_invoke_method
-      int invokeLength = 2 + 2 + 1 + varintSize(length) + length + 2;
-      at = putVarint(frame, at, invokeLength);
+      int invokeLength = 2 + 2 + 1 + Varints.size(length) + length + 2;
+      at = Varints.put(frame, at, invokeLength);
       frame[at++] = 1 << 3; // service_id 1 (ProducerPort)
       frame[at++] = 1;
       frame[at++] = 2 << 3; // method_id 4 (CommitData)
       frame[at++] = 4;
       frame[at++] = 3 << 3 | 2; // args_proto
-      at = putVarint(frame, at, length);
+      at = Varints.put(frame, at, length);
       MemorySegment.copy(args, ValueLayout.JAVA_BYTE, 0, frame, at, length);
       at += length;
       frame[at++] = 4 << 3; // drop_reply
@@ -222,14 +223,6 @@ final class IngestWarmUp {
       throw new IllegalStateException("warm-up frame decoded by protobuf");
     }
 
-    private static int putVarint(byte[] out, int at, long v) {
-      while ((v & ~0x7fL) != 0) {
-        out[at++] = (byte) (v & 0x7f | 0x80);
-        v >>>= 7;
-      }
-      out[at++] = (byte) v;
-      return at;
-    }
   }
 
   /** Writers taking turns at the pages, as a producer's threads do. */
@@ -312,7 +305,7 @@ final class IngestWarmUp {
 
   private static int move(MemorySegment out, int at, int page, int targetBuffer) {
     at = putTag(out, at, 1 << 3 | 2); // chunks_to_move
-    at = putVarint(out, at, 1 + varintSize(page) + 1 + 1 + 1 + varintSize(targetBuffer));
+    at = putVarint(out, at, 1 + Varints.size(page) + 1 + 1 + 1 + Varints.size(targetBuffer));
     at = putTag(out, at, 1 << 3);
     at = putVarint(out, at, page);
     at = putTag(out, at, 2 << 3);
@@ -328,7 +321,7 @@ final class IngestWarmUp {
    */
   private static int patch(MemorySegment out, int at, int targetBuffer, int writer, int chunkId) {
     at = putTag(out, at, 2 << 3 | 2);
-    int inner = 1 + varintSize(targetBuffer) + 2 + 1 + varintSize(chunkId) + 2 + 8;
+    int inner = 1 + Varints.size(targetBuffer) + 2 + 1 + Varints.size(chunkId) + 2 + 8;
     at = putVarint(out, at, inner);
     at = putTag(out, at, 1 << 3);
     at = putVarint(out, at, targetBuffer);
@@ -369,9 +362,6 @@ final class IngestWarmUp {
     return at;
   }
 
-  private static int varintSize(long v) {
-    return v == 0 ? 1 : (64 - Long.numberOfLeadingZeros(v) + 6) / 7;
-  }
 
   /** The warm-up's service thread is the warm-up thread; delayed tasks never run. */
   private static final class DirectRunner implements TaskRunner {

@@ -4,6 +4,7 @@ import com.google.protobuf.ByteString;
 import com.google.protobuf.UnsafeByteOperations;
 import java.util.List;
 import java.util.function.Consumer;
+import org.jperfetto.abi.Varints;
 import org.jperfetto.protos.ReadBuffersResponse;
 
 /**
@@ -41,11 +42,11 @@ final class ReadReplyEncoder {
       for (int i = from; i < to; i++) {
         ReadBuffersResponse.Slice slice = slices.get(i);
         reply[at++] = (byte) TAG_SLICES;
-        at = putVarint(reply, at, sliceSize(slice));
+        at = Varints.put(reply, at, sliceSize(slice));
         if (slice.hasData()) {
           ByteString data = slice.getData();
           reply[at++] = (byte) TAG_DATA;
-          at = putVarint(reply, at, data.size());
+          at = Varints.put(reply, at, data.size());
           data.copyTo(reply, at);
           at += data.size();
         }
@@ -72,19 +73,8 @@ final class ReadReplyEncoder {
 
   /** A length-delimited field of a one-byte tag: tag, length varint, payload. */
   private static int fieldSize(int payload) {
-    return 1 + varintSize(payload) + payload;
+    return 1 + Varints.size(payload) + payload;
   }
 
-  private static int varintSize(int v) {
-    return v == 0 ? 1 : (32 - Integer.numberOfLeadingZeros(v) + 6) / 7;
-  }
 
-  private static int putVarint(byte[] out, int at, int v) {
-    while ((v & ~0x7f) != 0) {
-      out[at++] = (byte) (v & 0x7f | 0x80);
-      v >>>= 7;
-    }
-    out[at++] = (byte) v;
-    return at;
-  }
 }
