@@ -124,23 +124,27 @@ final class IngestWarmUp {
         }
         SharedMemoryAbi abi = new SharedMemoryAbi(producer.smb.segment(), PAGE_SIZE);
         for (int round = 0; round < halfRounds && !stop.getAsBoolean(); round++) {
-          int length = 0;
+          // One CommitData per chunk, as a busy SDK sends them (a chunk or two each): the
+          // per-request code runs as often as the per-chunk code and gets compiled as early.
           for (int page = 0; page < abi.numPages(); page++) {
             int writer = page % WRITERS + 1;
             if (!writers.fillChunk(abi, page, writer)) {
               continue;
             }
-            length = move(request, length, page, producer.targetBuffer);
+            int length = move(request, 0, page, producer.targetBuffer);
             committed++;
+            if (writer == 1 && round % 4 == 3 && page < WRITERS) {
+              // a patch for the chunk, as a writer that fragmented a packet sends
+              length = patch(request, length, producer.targetBuffer, 1, writers.lastChunkId(1));
+              patches++;
+            }
+            if (page == abi.numPages() - 1) {
+              length = putTag(request, length, 3 << 3); // flush_request_id
+              length = putVarint(request, length, 0);
+            }
+            receiver.receive(request, length);
+            runner.drain();
           }
-          if (round % 4 == 3) { // a patch for a chunk, as a writer that fragmented a packet sends
-            length = patch(request, length, producer.targetBuffer, 1, writers.lastChunkId(1));
-            patches++;
-          }
-          length = putTag(request, length, 3 << 3); // flush_request_id
-          length = putVarint(request, length, 0);
-          runner.drain();
-          receiver.receive(request, length);
           if (round % READ_EVERY == READ_EVERY - 1 || round == halfRounds - 1) {
             session.readBuffers(); // the read path's classes and first compiles
             runner.drain();
