@@ -304,19 +304,11 @@ public final class IpcHost implements AutoCloseable {
       if (closed || !rawInvoke.read(buffer, offset, length)) {
         return false;
       }
-      int serviceId = rawInvoke.serviceId();
-      int methodId = rawInvoke.methodId();
-      if (serviceId < 1 || serviceId > services.size()) {
-        return false;
-      }
-      ServiceDefinition service = services.get(serviceId - 1);
-      if (methodId < 1 || methodId > service.methods().size()) {
-        return false;
-      }
-      ServiceDefinition.Method method = service.methods().get(methodId - 1);
-      RawMethodHandler raw = method.raw();
+      ServiceDefinition service = serviceOf(rawInvoke.serviceId());
+      ServiceDefinition.Method method = service == null ? null : methodOf(service, rawInvoke.methodId());
+      RawMethodHandler raw = method == null ? null : method.raw();
       if (raw == null) {
-        return false;
+        return false; // unknown ids are answered by the regular path
       }
       if (rawCall == null) {
         rawCall = new RawCall(client, this);
@@ -387,9 +379,8 @@ public final class IpcHost implements AutoCloseable {
       long requestId = request.getRequestId();
       int serviceId = invoke.getServiceId();
       int methodId = invoke.getMethodId();
-      ServiceDefinition service = serviceId >= 1 && serviceId <= services.size()
-          ? services.get(serviceId - 1) : null;
-      if (service == null || methodId < 1 || methodId > service.methods().size()) {
+      ServiceDefinition service = serviceOf(serviceId);
+      if (service == null || methodOf(service, methodId) == null) {
         Fds.closeQuietly(fd);
         rejectedRequests++;
         LOG.log(Level.DEBUG, () -> "client " + client.clientId() + " invoked unknown method: service_id="
@@ -494,6 +485,16 @@ public final class IpcHost implements AutoCloseable {
         }
       }
     }
+  }
+
+  /** The service a client invokes by id (ids from 1, in the order given), or null. */
+  private ServiceDefinition serviceOf(int serviceId) {
+    return serviceId >= 1 && serviceId <= services.size() ? services.get(serviceId - 1) : null;
+  }
+
+  /** The method of service with id methodId (ids from 1, in declaration order), or null. */
+  private static ServiceDefinition.Method methodOf(ServiceDefinition service, int methodId) {
+    return methodId >= 1 && methodId <= service.methods().size() ? service.methods().get(methodId - 1) : null;
   }
 
   private int indexOf(String serviceName) {

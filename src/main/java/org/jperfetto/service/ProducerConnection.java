@@ -2,7 +2,6 @@ package org.jperfetto.service;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,7 +12,6 @@ import org.jperfetto.abi.SharedMemoryAbi;
 import org.jperfetto.abi.UntrustedChunkReader;
 import org.jperfetto.protos.CommitDataRequest;
 import org.jperfetto.protos.DataSourceDescriptor;
-import org.jperfetto.service.buffer.Patch;
 import org.jperfetto.service.buffer.PatchBatch;
 
 /**
@@ -260,11 +258,12 @@ final class ProducerConnection implements ProducerEndpoint {
   }
 
   private void applyPatches(CommitDataRequest.ChunkToPatch chunk) {
-    List<Patch> patches = new ArrayList<>(chunk.getPatchesCount());
+    PatchBatch patches = new PatchBatch();
     for (CommitDataRequest.ChunkToPatch.Patch p : chunk.getPatchesList()) {
-      patches.add(new Patch(Integer.toUnsignedLong(p.getOffset()), p.getData().toByteArray()));
+      byte[] data = p.getData().toByteArray();
+      patches.add(Integer.toUnsignedLong(p.getOffset()), MemorySegment.ofArray(data), 0, data.length);
     }
-    patchChunk(chunk.getTargetBuffer(), chunk.getWriterId(), chunk.getChunkId(), PatchBatch.of(patches),
+    patchChunk(chunk.getTargetBuffer(), chunk.getWriterId(), chunk.getChunkId(), patches,
         chunk.getHasMorePatches());
   }
 

@@ -53,7 +53,8 @@ import org.jperfetto.service.TracingService;
  * ProducerPort on a socket: each connected client that sent InitializeConnection becomes one
  * {@link ProducerEndpoint} of the {@link TracingService}. Requests arrive on the IPC loop thread
  * and are decoded there; the work runs on the service's thread (at once when that is the loop's
- * own thread, as in jtraced), and the answer goes back through the {@link MethodCall}. Every method but InitializeConnection fails until
+ * own thread, as in jtraced), and the answer goes back through the {@link MethodCall}. Every
+ * method but InitializeConnection fails until
  * InitializeConnection succeeded. Commands for the producer ({@link ProducerCallbacks}) become
  * replies of its GetAsyncCommand stream, queued until the producer opens that stream.
  *

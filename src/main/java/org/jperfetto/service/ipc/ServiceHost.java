@@ -25,7 +25,8 @@ import org.jperfetto.service.TracingService;
 
 /**
  * jtraced in a process: a {@link TracingService}, ProducerPort on one or more producer sockets and
- * ConsumerPort on the consumer socket, all on one thread ({@link LoopTaskRunner}). {@link #close()} stops serving and
+ * ConsumerPort on the consumer socket, all on one thread ({@link LoopTaskRunner}).
+ * {@link #close()} stops serving and
  * removes the socket files it created.
  */
 public final class ServiceHost implements AutoCloseable {
@@ -288,8 +289,8 @@ public final class ServiceHost implements AutoCloseable {
    * Compiles the ingest path before the first producer needs it: a low-priority thread drives a
    * private service through {@link #WARMUP_ROUNDS} SMBs' worth of commits ({@link IngestWarmUp}),
    * under a second of one core once, while this host already serves; it gives way as soon as a real
-   * session starts. For long-lived services
-   * (jtraced); an embedding that starts a service per test or per short job can leave it out.
+   * session starts. For long-lived services (jtraced); an embedding that starts a service per test
+   * or per short job can leave it out.
    */
   public Thread warmUpJit() {
     long sessions = service.sessionsCreated();
