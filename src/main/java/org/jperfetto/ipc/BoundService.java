@@ -81,6 +81,14 @@ public final class BoundService {
     client.invokeNoReply(this, method, args, fd);
   }
 
+  /**
+   * As {@link #invokeNoReply(String, ByteString, int)} with the request already encoded in
+   * {@code args[offset..offset+length)} (no fd): nothing is allocated per call.
+   */
+  public void invokeNoReply(String method, byte[] args, int offset, int length) throws IpcException {
+    client.invokeNoReply(this, method, args, offset, length);
+  }
+
   int methodId(String method) {
     Integer id = methodIds.get(method);
     return id == null ? 0 : id;

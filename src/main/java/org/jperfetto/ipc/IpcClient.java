@@ -158,6 +158,37 @@ public final class IpcClient implements AutoCloseable {
     }
   }
 
+  /**
+   * As {@link #invokeNoReply(BoundService, String, ByteString, int)} with args already encoded in
+   * {@code args[offset..offset+length)}: the frame is written straight into the send buffer, no
+   * message object made. The caller may reuse the array as soon as this returns.
+   */
+  void invokeNoReply(BoundService service, String method, byte[] args, int offset, int length)
+      throws IpcException {
+    int methodId = service.methodId(method);
+    if (methodId == 0) {
+      throw methodNotFound(service, method);
+    }
+    long requestId = lastRequestId.incrementAndGet();
+    IpcException failure;
+    synchronized (sendLock) {
+      if (closed) {
+        throw notConnected();
+      }
+      try {
+        if (!out.appendInvoke(requestId, service.serviceId(), methodId, args, offset, length, true)) {
+          throw sendBufferFull();
+        }
+      } catch (IllegalArgumentException e) {
+        throw new IpcException(IpcException.Kind.SEND_FAILED, e.getMessage(), e);
+      }
+      failure = flushLocked();
+    }
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
   private static IPCFrame invokeFrame(BoundService service, int methodId, long requestId,
       ByteString args, boolean dropReply) {
     // drop_reply is always written, false included, as upstream's client does.
@@ -178,31 +209,44 @@ public final class IpcClient implements AutoCloseable {
     synchronized (sendLock) {
       if (closed) {
         Fds.closeQuietly(fd);
-        return new IpcException(IpcException.Kind.CONNECTION_LOST, "not connected to " + address);
+        return notConnected();
       }
       try {
         if (!out.append(frame, fd)) {
-          return new IpcException(IpcException.Kind.SEND_FAILED, "send buffer full ("
-              + out.pendingBytes() + " bytes pending, max " + MAX_SEND_BUFFER_BYTES + ") on " + address);
+          return sendBufferFull();
         }
       } catch (IllegalArgumentException e) {
         return new IpcException(IpcException.Kind.SEND_FAILED, e.getMessage(), e);
       }
-      if (writeInterest) {
-        return null; // the loop flushes when the socket drains
+      return flushLocked();
+    }
+  }
+
+  private IpcException notConnected() {
+    return new IpcException(IpcException.Kind.CONNECTION_LOST, "not connected to " + address);
+  }
+
+  private IpcException sendBufferFull() {
+    return new IpcException(IpcException.Kind.SEND_FAILED, "send buffer full ("
+        + out.pendingBytes() + " bytes pending, max " + MAX_SEND_BUFFER_BYTES + ") on " + address);
+  }
+
+  /** Sends what the socket takes now of a frame just queued (under sendLock). */
+  private IpcException flushLocked() {
+    if (writeInterest) {
+      return null; // the loop flushes when the socket drains
+    }
+    try {
+      if (!out.flush(socket)) {
+        writeInterest = true;
+        loop.execute(this::updateInterest);
       }
-      try {
-        if (!out.flush(socket)) {
-          writeInterest = true;
-          loop.execute(this::updateInterest);
-        }
-        return null;
-      } catch (ErrnoException e) {
-        IpcException lost = new IpcException(IpcException.Kind.CONNECTION_LOST,
-            "sending to " + address + " failed: " + e.getMessage(), e);
-        loop.execute(() -> disconnect(lost));
-        return null; // the request is pending: disconnect fails it with the others
-      }
+      return null;
+    } catch (ErrnoException e) {
+      IpcException lost = new IpcException(IpcException.Kind.CONNECTION_LOST,
+          "sending to " + address + " failed: " + e.getMessage(), e);
+      loop.execute(() -> disconnect(lost));
+      return null; // the request is pending: disconnect fails it with the others
     }
   }
 

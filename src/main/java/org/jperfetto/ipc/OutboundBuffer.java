@@ -91,26 +91,81 @@ final class OutboundBuffer implements AutoCloseable {
     if (arena == null) {
       return false;
     }
-    int idSize = varintSize(requestId);
-    int payload = 1 + idSize + EMPTY_REPLY.length;
-    int size = Frames.HEADER_SIZE + payload;
-    if (!ensureRoom(size)) {
+    int payload = 1 + varintSize(requestId) + EMPTY_REPLY.length;
+    long at = beginFrame(payload, requestId);
+    if (at < 0) {
       return false;
+    }
+    MemorySegment.copy(EMPTY_REPLY, 0, buf, ValueLayout.JAVA_BYTE, at, EMPTY_REPLY.length);
+    tail += Frames.HEADER_SIZE + payload;
+    return true;
+  }
+
+  /**
+   * Makes room for a frame of payload bytes and writes its length prefix and request_id (field 2,
+   * first in an IPCFrame as protobuf-java orders them); returns where the rest of the payload goes,
+   * or -1 if the bound would be exceeded. The caller advances tail once the frame is complete.
+   */
+  private long beginFrame(int payload, long requestId) {
+    if (!ensureRoom(Frames.HEADER_SIZE + payload)) {
+      return -1;
     }
     long at = tail;
     buf.set(LE_INT, at, payload);
     at += Frames.HEADER_SIZE;
     buf.set(ValueLayout.JAVA_BYTE, at++, (byte) (2 << 3)); // request_id, varint
-    for (long v = requestId; ; v >>>= 7) {
-      if ((v & ~0x7fL) == 0) {
-        buf.set(ValueLayout.JAVA_BYTE, at++, (byte) v);
-        break;
-      }
-      buf.set(ValueLayout.JAVA_BYTE, at++, (byte) (v & 0x7f | 0x80));
+    return putVarint(at, requestId);
+  }
+
+  /**
+   * Queues the frame of an InvokeMethod whose args are already encoded: the bytes protobuf-java
+   * writes for IPCFrame{request_id, msg_invoke_method{service_id, method_id, args_proto,
+   * drop_reply}} (drop_reply always present, as upstream's client writes it), without a message
+   * object, so a client that encodes its own args (CommitData) allocates nothing per request.
+   *
+   * @return false, queuing nothing, if the bound would be exceeded
+   * @throws IllegalArgumentException if the frame is larger than {@link Frames#MAX_FRAME_SIZE}
+   */
+  boolean appendInvoke(long requestId, int serviceId, int methodId, byte[] args, int offset, int length,
+      boolean dropReply) {
+    if (arena == null) {
+      return false;
     }
-    MemorySegment.copy(EMPTY_REPLY, 0, buf, ValueLayout.JAVA_BYTE, at, EMPTY_REPLY.length);
-    tail += size;
+    long sid = Integer.toUnsignedLong(serviceId);
+    long mid = Integer.toUnsignedLong(methodId);
+    int invoke = 1 + varintSize(sid) + 1 + varintSize(mid) + 1 + varintSize(length) + length + 2;
+    int payload = 1 + varintSize(requestId) + 1 + varintSize(invoke) + invoke;
+    if (payload > Frames.MAX_PAYLOAD_SIZE) {
+      throw new IllegalArgumentException("frame of " + (Frames.HEADER_SIZE + payload) + " bytes exceeds "
+          + Frames.MAX_FRAME_SIZE);
+    }
+    long at = beginFrame(payload, requestId);
+    if (at < 0) {
+      return false;
+    }
+    buf.set(ValueLayout.JAVA_BYTE, at++, (byte) (5 << 3 | 2)); // msg_invoke_method
+    at = putVarint(at, invoke);
+    buf.set(ValueLayout.JAVA_BYTE, at++, (byte) (1 << 3)); // service_id
+    at = putVarint(at, sid);
+    buf.set(ValueLayout.JAVA_BYTE, at++, (byte) (2 << 3)); // method_id
+    at = putVarint(at, mid);
+    buf.set(ValueLayout.JAVA_BYTE, at++, (byte) (3 << 3 | 2)); // args_proto
+    at = putVarint(at, length);
+    MemorySegment.copy(args, offset, buf, ValueLayout.JAVA_BYTE, at, length);
+    at += length;
+    buf.set(ValueLayout.JAVA_BYTE, at++, (byte) (4 << 3)); // drop_reply
+    buf.set(ValueLayout.JAVA_BYTE, at, (byte) (dropReply ? 1 : 0));
+    tail += Frames.HEADER_SIZE + payload;
     return true;
+  }
+
+  private long putVarint(long at, long v) {
+    while ((v & ~0x7fL) != 0) {
+      buf.set(ValueLayout.JAVA_BYTE, at++, (byte) (v & 0x7f | 0x80));
+      v >>>= 7;
+    }
+    buf.set(ValueLayout.JAVA_BYTE, at++, (byte) v);
+    return at;
   }
 
   /** msg_invoke_method_reply (6), 6 bytes: success=1, has_more=0, reply_proto="". */

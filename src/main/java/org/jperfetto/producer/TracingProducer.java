@@ -23,6 +23,7 @@ import org.jperfetto.abi.SharedMemoryAbi;
 import org.jperfetto.abi.ShmSizes;
 import org.jperfetto.ipc.BoundService;
 import org.jperfetto.ipc.IpcClient;
+import org.jperfetto.ipc.IpcException;
 import org.jperfetto.ipc.Reply;
 import org.jperfetto.os.Errno;
 import org.jperfetto.os.ErrnoException;
@@ -923,17 +924,20 @@ public final class TracingProducer implements AutoCloseable {
   /** One connection to the service and its SMB; producer thread except where noted. */
   private final class Connection implements SharedMemoryArbiter.CommitSink {
     IpcClient client;
-    BoundService port;
-    SharedMemoryArbiter arbiter;
+    volatile BoundService port;
+    volatile SharedMemoryArbiter arbiter;
     /** The SMB offered with InitializeConnection, until the service refuses it. */
     ProvidedSmb providedSmb;
-    /** Set when this connection took the startup tracing SMB. */
-    StartupTracing startup;
+    /** Set when this connection took the startup tracing SMB (read by writer threads). */
+    volatile StartupTracing startup;
     boolean usingProvidedSmb;
     boolean initialized;
     volatile boolean lost;
     final Map<Long, Active<?>> instances = new HashMap<>();
-    private CommitBatch spare = new CommitBatch();
+    /** Guards a drain: taking the arbiter's batch, encoding it, queuing it on the socket. */
+    private final Object drainLock = new Object();
+    private CommitBatch spare = new CommitBatch(); // guarded by drainLock
+    private final CommitDataEncoder commitEncoder = new CommitDataEncoder(); // guarded by drainLock
     final Runnable drainTask = this::drain;
 
     void registerDataSource(DataSourceDescriptor descriptor) {
@@ -958,26 +962,55 @@ public final class TracingProducer implements AutoCloseable {
       }
     }
 
-    /** Any thread: a writer completed something. */
+    /**
+     * Any thread: a writer completed something. The calling thread sends the CommitData itself (a
+     * non-blocking socket write of bytes encoded in place: no hand-over to the producer thread, no
+     * wake-up, nothing allocated), except while startup tracing's chunks are being resolved, which
+     * the producer thread does.
+     */
     @Override
     public void commitPending() {
-      if (!lost) {
+      if (lost) {
+        return;
+      }
+      if (startup != null) {
         run(drainTask);
+      } else {
+        drain();
       }
     }
 
     private void drain() {
-      if (arbiter == null || lost) {
+      synchronized (drainLock) {
+        SharedMemoryArbiter a = arbiter;
+        if (a == null || lost) {
+          return;
+        }
+        CommitBatch batch = a.drainTo(spare);
+        StartupTracing st = startup;
+        if (st != null) {
+          st.resolve(batch);
+        }
+        if (!batch.isEmpty()) {
+          sendCommitData(batch);
+        }
+        spare = batch;
+      }
+    }
+
+    private void sendCommitData(CommitBatch batch) {
+      BoundService p = port;
+      if (lost || p == null) {
         return;
       }
-      CommitBatch batch = arbiter.drainTo(spare);
-      if (startup != null) {
-        startup.resolve(batch);
+      int length = commitEncoder.encode(batch);
+      try {
+        p.invokeNoReply("CommitData", commitEncoder.buffer(), 0, length);
+      } catch (IpcException e) {
+        // A writer thread may race the producer thread noticing a lost connection: that one says so.
+        LOG.log(e.kind() == IpcException.Kind.CONNECTION_LOST ? Level.DEBUG : Level.WARNING,
+            () -> "producer " + name + ": CommitData failed: " + e.getMessage());
       }
-      if (!batch.isEmpty()) {
-        invokeNoReply("CommitData", CommitRequests.toProto(batch));
-      }
-      spare = batch;
     }
 
     @Override

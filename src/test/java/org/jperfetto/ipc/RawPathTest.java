@@ -37,6 +37,48 @@ class RawPathTest {
   }
 
   @Test
+  void invokeFrameBytesEqualWhatProtobufWrites() {
+    Random rnd = new Random(11);
+    int[] ids = {0, 1, 127, 128, 16383, 16384, Integer.MAX_VALUE, -1};
+    for (int i = 0; i < 2000; i++) {
+      byte[] args = new byte[i % 7 == 0 ? 200 + rnd.nextInt(20000) : rnd.nextInt(60)];
+      rnd.nextBytes(args);
+      int offset = rnd.nextInt(3);
+      byte[] padded = new byte[args.length + offset + 2];
+      System.arraycopy(args, 0, padded, offset, args.length);
+      long requestId = i % 3 == 0 ? rnd.nextLong() : rnd.nextInt(1 << 20);
+      int serviceId = ids[rnd.nextInt(ids.length)];
+      int methodId = ids[rnd.nextInt(ids.length)];
+      boolean dropReply = rnd.nextBoolean();
+      IPCFrame expected = IPCFrame.newBuilder().setRequestId(requestId)
+          .setMsgInvokeMethod(IPCFrame.InvokeMethod.newBuilder().setServiceId(serviceId).setMethodId(methodId)
+              .setArgsProto(ByteString.copyFrom(args)).setDropReply(dropReply))
+          .build();
+      OutboundBuffer out = new OutboundBuffer(1 << 17);
+      try {
+        assertTrue(out.appendInvoke(requestId, serviceId, methodId, padded, offset, args.length, dropReply));
+        assertArrayEquals(Frames.encode(expected), out.pendingForTest(), "frame " + i);
+      } finally {
+        out.close();
+      }
+    }
+  }
+
+  @Test
+  void invokeFrameOverTheSizeCapIsRefusedWithNothingQueued() {
+    OutboundBuffer out = new OutboundBuffer(1 << 20);
+    try {
+      byte[] args = new byte[Frames.MAX_PAYLOAD_SIZE];
+      IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+          () -> out.appendInvoke(1, 1, 4, args, 0, args.length, true));
+      assertTrue(e.getMessage().contains("exceeds " + Frames.MAX_FRAME_SIZE), e.getMessage());
+      assertTrue(out.isEmpty());
+    } finally {
+      out.close();
+    }
+  }
+
+  @Test
   void rawInvokeReadsWhatProtobufWrites() {
     Random rnd = new Random(7);
     RawInvoke raw = new RawInvoke();
