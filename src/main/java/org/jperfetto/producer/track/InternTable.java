@@ -15,9 +15,15 @@ final class InternTable {
   private String[] keys = new String[INITIAL_CAPACITY];
   private int[] iids = new int[INITIAL_CAPACITY];
   private int size;
+  /** The string last found (the very same object), and its iid: a trace point in a loop asks again. */
+  private String lastFound;
+  private int lastFoundIid;
 
   /** The iid of value, or 0 if it has none on this sequence yet. */
   int find(String value) {
+    if (value == lastFound) {
+      return lastFoundIid;
+    }
     int mask = keys.length - 1;
     for (int i = spread(value.hashCode()) & mask; ; i = (i + 1) & mask) {
       String k = keys[i];
@@ -25,7 +31,9 @@ final class InternTable {
         return 0;
       }
       if (k == value || k.equals(value)) {
-        return iids[i];
+        lastFound = value;
+        lastFoundIid = iids[i];
+        return lastFoundIid;
       }
     }
   }
@@ -51,6 +59,7 @@ final class InternTable {
   void clear() {
     Arrays.fill(keys, null);
     size = 0;
+    lastFound = null;
   }
 
   private void grow() {

@@ -52,6 +52,7 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
   private final DataSource<Session> dataSource;
   /** This thread's writers of dataSource, held so an event costs one ThreadLocal lookup (ours). */
   private final DataSource.ThreadWriters<Session> writers;
+  private final Thread thread;
   private final long tid;
   private final long threadUuid;
   private final SequenceState[] sequences = new SequenceState[DataSource.MAX_INSTANCES];
@@ -84,8 +85,14 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
     this.owner = owner;
     this.dataSource = dataSource;
     this.writers = dataSource.threadWriters();
+    this.thread = Thread.currentThread();
     this.tid = ProcessInfo.currentTid();
     this.threadUuid = ProcessInfo.current().threadUuid(tid);
+  }
+
+  /** The thread this state belongs to. */
+  Thread thread() {
+    return thread;
   }
 
   long threadUuid() {

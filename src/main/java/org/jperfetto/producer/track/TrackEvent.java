@@ -63,6 +63,15 @@ public final class TrackEvent {
   private final Map<String, Category> dynamicCategories = new ConcurrentHashMap<>();
   private final Session[] sessions = new Session[DataSource.MAX_INSTANCES];
   private final ThreadLocal<ThreadState> threads;
+  /**
+   * The ThreadLocal's answers, direct-mapped by thread id: a hit is a field load and one compare,
+   * where ThreadLocal.get() hashes into the thread's map through a weak reference (about 10 ns per
+   * event). A slot only ever holds some thread's own state, checked against the calling thread;
+   * states are immutable in the fields read here, so a slot written by another thread is safe to
+   * read. A dead thread's state lingers until its slot is reused (at most {@link #THREAD_CACHE_SIZE}).
+   */
+  private final ThreadState[] threadCache = new ThreadState[THREAD_CACHE_SIZE];
+  private static final int THREAD_CACHE_SIZE = 64;
 
   private TrackEvent(Builder b) {
     this.processName = b.processName != null ? b.processName : ProcessInfo.current().defaultName();
@@ -257,7 +266,7 @@ public final class TrackEvent {
   /** An instant with two integer debug annotations. */
   public void instant(Category category, String name, String arg1, long value1, String arg2, long value2) {
     if (category.enabledInstances() != 0) {
-      ThreadState t = threads.get();
+      ThreadState t = threadState();
       if (t.start(ThreadState.TYPE_INSTANT, category, null, name)) {
         t.arg(arg1, ThreadState.ARG_LONG, value1, null);
         t.arg(arg2, ThreadState.ARG_LONG, value2, null);
@@ -284,7 +293,7 @@ public final class TrackEvent {
   /** A value on a counter track. */
   public void counter(Category category, Track counterTrack, long value) {
     if (category.enabledInstances() != 0) {
-      ThreadState t = threads.get();
+      ThreadState t = threadState();
       if (t.start(ThreadState.TYPE_COUNTER, category, requireCounterTrack(counterTrack), null)) {
         t.counter(false, value);
         t.emit();
@@ -295,7 +304,7 @@ public final class TrackEvent {
   /** A floating-point value on a counter track. */
   public void counter(Category category, Track counterTrack, double value) {
     if (category.enabledInstances() != 0) {
-      ThreadState t = threads.get();
+      ThreadState t = threadState();
       if (t.start(ThreadState.TYPE_COUNTER, category, requireCounterTrack(counterTrack), null)) {
         t.counter(true, Double.doubleToRawLongBits(value));
         t.emit();
@@ -325,8 +334,21 @@ public final class TrackEvent {
     return s;
   }
 
+  /** The calling thread's state (see {@link #threadCache}). */
+  private ThreadState threadState() {
+    Thread current = Thread.currentThread();
+    int slot = (int) current.threadId() & (THREAD_CACHE_SIZE - 1);
+    ThreadState s = threadCache[slot];
+    if (s != null && s.thread() == current) {
+      return s;
+    }
+    s = threads.get();
+    threadCache[slot] = s;
+    return s;
+  }
+
   private void emit(int type, Category category, Track track, String name) {
-    ThreadState t = threads.get();
+    ThreadState t = threadState();
     if (t.start(type, category, track, name)) {
       t.emit();
     }
@@ -334,7 +356,7 @@ public final class TrackEvent {
 
   private void emit1(int type, Category category, Track track, String name, String arg, int kind, long bits,
       String text) {
-    ThreadState t = threads.get();
+    ThreadState t = threadState();
     if (t.start(type, category, track, name)) {
       t.arg(arg, kind, bits, text);
       t.emit();
@@ -342,7 +364,7 @@ public final class TrackEvent {
   }
 
   private void emitWith(int type, Category category, Track track, String name, EventFunction fn) {
-    ThreadState t = threads.get();
+    ThreadState t = threadState();
     if (t.start(type, category, track, name)) {
       t.function(fn);
       t.emit();

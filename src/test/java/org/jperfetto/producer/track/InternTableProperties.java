@@ -35,6 +35,30 @@ class InternTableProperties {
     }
   }
 
+  /** The same String objects asked for again and again (a trace point in a loop), across clears. */
+  @Property(tries = 200)
+  void repeatedLookupsOfTheSameObjectAgreeWithTheModelAcrossClears(
+      @ForAll @Size(max = 100) List<String> values) {
+    InternTable table = new InternTable();
+    Map<String, Integer> model = new HashMap<>();
+    for (int round = 0; round < 2; round++) {
+      for (String v : values) {
+        for (int k = 0; k < 2; k++) {
+          int found = table.find(v);
+          assertEquals(model.getOrDefault(v, 0), found);
+          if (found == 0) {
+            model.put(v, table.add(v));
+          }
+        }
+      }
+      table.clear();
+      model.clear();
+      if (!values.isEmpty()) {
+        assertEquals(0, table.find(values.get(values.size() - 1)), "forgotten after clear");
+      }
+    }
+  }
+
   @Property(tries = 200)
   void uuidSetIsASet(@ForAll @Size(max = 300) List<Long> values) {
     UuidSet set = new UuidSet();

@@ -305,6 +305,79 @@ class TrackEventIT {
     }
   }
 
+  /**
+   * More threads than TrackEvent's per-thread cache has slots, platform and virtual, run in waves of
+   * threads whose ids share slots (ids mod 64), each wave writing at once: every event still lands
+   * on its own thread's track and sequence. (Waves keep the chunks in use below the SMB's 64.)
+   */
+  @Test
+  void manyThreadsSharingCacheSlotsKeepTheirOwnTracks() throws Exception {
+    try (TrackEventFixture f = new TrackEventFixture(dir, APP)) {
+      f.start(1, TrackEventConfig.getDefaultInstance());
+      int threads = 150;
+      int slotsPerWave = 12;
+      List<List<Thread>> waves = new java.util.ArrayList<>();
+      java.util.Map<Thread, java.util.concurrent.CyclicBarrier> barriers = new java.util.HashMap<>();
+      List<Thread> all = new java.util.ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        int id = t;
+        Thread.Builder b = t % 3 == 0 ? Thread.ofVirtual() : Thread.ofPlatform();
+        Thread[] self = new Thread[1];
+        self[0] = b.name("w" + id).unstarted(() -> {
+          try {
+            barriers.get(self[0]).await(20, TimeUnit.SECONDS);
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+          for (int k = 0; k < 20; k++) {
+            f.trackEvent.instant(APP, "w" + id);
+            Thread.yield();
+          }
+          f.trackEvent.flush();
+        });
+        all.add(self[0]);
+      }
+      for (Thread t : all) {
+        int wave = (int) (t.threadId() & 63) / slotsPerWave;
+        while (waves.size() <= wave) {
+          waves.add(new java.util.ArrayList<>());
+        }
+        waves.get(wave).add(t);
+      }
+      boolean collided = false;
+      for (List<Thread> wave : waves) {
+        java.util.concurrent.CyclicBarrier barrier = new java.util.concurrent.CyclicBarrier(Math.max(1, wave.size()));
+        java.util.Set<Long> slots = new java.util.HashSet<>();
+        for (Thread t : wave) {
+          barriers.put(t, barrier);
+          collided |= !slots.add(t.threadId() & 63);
+        }
+        wave.forEach(Thread::start);
+        for (Thread t : wave) {
+          t.join();
+        }
+      }
+      assertTrue(collided, "some threads of a wave share a cache slot");
+      DecodedEvents d = f.finish();
+      assertEquals(List.of(), d.errors);
+      java.util.Set<Long> tracks = new java.util.HashSet<>();
+      for (int t = 0; t < threads; t++) {
+        List<DecodedEvents.Event> mine = d.named("w" + t);
+        assertEquals(20, mine.size(), "events of w" + t);
+        long track = mine.get(0).trackUuid();
+        for (DecodedEvents.Event e : mine) {
+          assertEquals(track, e.trackUuid(), "w" + t + " stays on one track");
+          assertEquals(mine.get(0).sequence(), e.sequence(), "w" + t + " stays on one sequence");
+        }
+        if (t % 3 != 0) {
+          assertEquals("w" + t, d.tracks.get(track).getThread().getThreadName());
+          tracks.add(track);
+        }
+      }
+      assertEquals(threads - (threads + 2) / 3, tracks.size(), "one track per platform thread");
+    }
+  }
+
   @Test
   void aTracePointInsideAnEventFunctionIsDroppedNotCorrupting() throws Exception {
     try (TrackEventFixture f = new TrackEventFixture(dir, APP)) {
