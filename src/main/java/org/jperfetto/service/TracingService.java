@@ -84,6 +84,7 @@ public final class TracingService {
   /** Registered data sources, in registration order. */
   private final List<RegisteredDataSource> dataSources = new ArrayList<>();
   private final BufferedPacket readPacket = new BufferedPacket();
+  private final SessionTasks sessionTasks;
 
   private int lastProducerId;
   private int lastBufferId;
@@ -110,6 +111,7 @@ public final class TracingService {
   public TracingService(TaskRunner runner, SharedMemory.Factory shmFactory, ClockSource clocks,
       int serviceUid) {
     this.runner = runner;
+    this.sessionTasks = new SessionTasks(runner, sessions);
     this.shmFactory = shmFactory;
     this.clocks = clocks;
     this.servicePackets = new ServicePackets(serviceUid, clocks);
@@ -150,6 +152,10 @@ public final class TracingService {
 
   public TaskRunner taskRunner() {
     return runner;
+  }
+
+  SessionTasks sessionTasks() {
+    return sessionTasks;
   }
 
   /**
@@ -561,15 +567,12 @@ public final class TracingService {
       }
     }
     if (s.triggerMode() == TraceConfig.TriggerConfig.TriggerMode.START_TRACING) {
-      long sessionId = s.id;
-      s.triggerTimer = runner.postDelayed(() -> {
-        TracingSession live = sessions.get(sessionId);
-        if (live != null && live.state == TracingSession.State.CONFIGURED) {
-          LOG.log(System.Logger.Level.INFO, "session {0}: no START_TRACING trigger in {1} ms",
-              sessionId, live.config.getTriggerConfig().getTriggerTimeoutMs());
-          disableTracing(live);
-        }
-      }, Integer.toUnsignedLong(cfg.getTriggerConfig().getTriggerTimeoutMs()));
+      s.triggerTimer = sessionTasks.after(Integer.toUnsignedLong(cfg.getTriggerConfig().getTriggerTimeoutMs()),
+          s, SessionTasks.in(TracingSession.State.CONFIGURED), live -> {
+            LOG.log(System.Logger.Level.INFO, "session {0}: no START_TRACING trigger in {1} ms",
+                live.id, live.config.getTriggerConfig().getTriggerTimeoutMs());
+            disableTracing(live);
+          });
     } else if (!cfg.getDeferredStart()) {
       startTracing(s);
     }
@@ -587,45 +590,38 @@ public final class TracingService {
       startDataSourceInstance(s, producers.get(inst.producerId), inst);
     }
     maybeNotifyAllDataSourcesStarted(s);
-    periodicSnapshot(s.id, true);
+    if (s.state == TracingSession.State.STARTED) { // a callback above may have stopped it
+      periodicSnapshot(s, true);
+    }
     PeriodicTasks.start(this, s);
     TraceConfig.TriggerConfig.TriggerMode mode = s.triggerMode();
     if (mode == TraceConfig.TriggerConfig.TriggerMode.STOP_TRACING
         || mode == TraceConfig.TriggerConfig.TriggerMode.CLONE_SNAPSHOT) {
-      long sessionId = s.id;
-      s.triggerTimer = runner.postDelayed(() -> {
-        TracingSession live = sessions.get(sessionId);
-        if (live != null && live.state == TracingSession.State.STARTED
-            && live.receivedTriggers.isEmpty()) {
-          flush(live, 0, ServiceFlushFlags.TRACE_STOP, ok -> disableTracing(live));
-        }
-      }, Integer.toUnsignedLong(s.config.getTriggerConfig().getTriggerTimeoutMs()));
+      s.triggerTimer = sessionTasks.after(Integer.toUnsignedLong(s.config.getTriggerConfig().getTriggerTimeoutMs()),
+          s, live -> live.state == TracingSession.State.STARTED && live.receivedTriggers.isEmpty(),
+          this::flushAndDisable);
     }
     if (s.config.getDurationMs() > 0) {
-      long sessionId = s.id;
-      s.durationTimer = runner.postDelayed(() -> {
-        TracingSession live = sessions.get(sessionId);
-        if (live != null && live.state == TracingSession.State.STARTED) {
-          flush(live, 0, ServiceFlushFlags.TRACE_STOP, ok -> disableTracing(live));
-        }
-      }, s.config.getDurationMs());
+      s.durationTimer = sessionTasks.after(s.config.getDurationMs(), s,
+          SessionTasks.in(TracingSession.State.STARTED), this::flushAndDisable);
     }
   }
 
+  /** The end of a traced session by time or trigger: a last flush, then the stop. */
+  void flushAndDisable(TracingSession s) {
+    flush(s, 0, ServiceFlushFlags.TRACE_STOP, ok -> disableTracing(s));
+  }
+
   /** Sync marker, clock snapshot and stats every snapshot_interval_ms while tracing. */
-  private void periodicSnapshot(long sessionId, boolean first) {
-    TracingSession s = sessions.get(sessionId);
-    if (s == null || s.state != TracingSession.State.STARTED) {
-      return;
-    }
+  private void periodicSnapshot(TracingSession s, boolean first) {
     s.shouldEmitSyncMarker = true;
     s.shouldEmitStats = true;
     if (!first) {
       s.clockSnapshots.add(clocks.snapshot()); // the first was taken at start
     }
     int interval = s.config.getBuiltinDataSources().getSnapshotIntervalMs();
-    runner.postDelayed(() -> periodicSnapshot(sessionId, false),
-        interval > 0 ? interval : DEFAULT_SNAPSHOT_INTERVAL_MS);
+    sessionTasks.after(interval > 0 ? interval : DEFAULT_SNAPSHOT_INTERVAL_MS, s,
+        SessionTasks.in(TracingSession.State.STARTED), live -> periodicSnapshot(live, false));
   }
 
   void disableTracing(TracingSession s) {
@@ -656,15 +652,12 @@ public final class TracingService {
         notifyInstanceState(s, inst, false);
       }
     }
-    long sessionId = s.id;
-    s.stopTimer = runner.postDelayed(() -> {
-      TracingSession live = sessions.get(sessionId);
-      if (live != null && live.state == TracingSession.State.DISABLING_WAITING_STOP_ACKS) {
-        LOG.log(System.Logger.Level.INFO, "session {0}: data sources did not ack the stop in {1} ms",
-            sessionId, live.dataSourceStopTimeoutMs());
-        finishDisable(live);
-      }
-    }, s.dataSourceStopTimeoutMs());
+    s.stopTimer = sessionTasks.after(s.dataSourceStopTimeoutMs(), s,
+        SessionTasks.in(TracingSession.State.DISABLING_WAITING_STOP_ACKS), live -> {
+          LOG.log(System.Logger.Level.INFO, "session {0}: data sources did not ack the stop in {1} ms",
+              live.id, live.dataSourceStopTimeoutMs());
+          finishDisable(live);
+        });
     maybeFinishDisable(s);
   }
 
@@ -774,15 +767,12 @@ public final class TracingService {
       completeFlush(s, f, true);
       return;
     }
-    long sessionId = s.id;
-    f.timeout = runner.postDelayed(() -> {
-      TracingSession live = sessions.get(sessionId);
-      if (live != null && live.pendingFlushes.get(requestId) == f) {
-        LOG.log(System.Logger.Level.INFO, "session {0}: flush {1} timed out waiting for producers {2}",
-            sessionId, requestId, f.producersPending);
-        completeFlush(live, f, false);
-      }
-    }, timeoutMs > 0 ? timeoutMs : s.flushTimeoutMs());
+    f.timeout = sessionTasks.after(timeoutMs > 0 ? timeoutMs : s.flushTimeoutMs(), s,
+        live -> live.pendingFlushes.get(requestId) == f, live -> {
+          LOG.log(System.Logger.Level.INFO, "session {0}: flush {1} timed out waiting for producers {2}",
+              live.id, requestId, f.producersPending);
+          completeFlush(live, f, false);
+        });
   }
 
   /** A producer acked flush requestId, which also acks every earlier request it was part of. */
@@ -982,10 +972,6 @@ public final class TracingService {
       s.fileSink = null;
       disableTracing(s);
     }
-  }
-
-  TracingSession liveSession(long id) {
-    return sessions.get(id);
   }
 
   /** clear_incremental_state to every producer with instances that handle it. */
@@ -1308,7 +1294,6 @@ public final class TracingService {
       TracingSession.ReceivedTrigger t) {
     boolean first = s.receivedTriggers.isEmpty();
     s.receivedTriggers.add(t);
-    long sessionId = s.id;
     switch (mode) {
       case START_TRACING -> {
         if (s.state == TracingSession.State.CONFIGURED) {
@@ -1320,25 +1305,20 @@ public final class TracingService {
       }
       case STOP_TRACING -> {
         if (first) {
-          runner.postDelayed(() -> {
-            TracingSession live = sessions.get(sessionId);
-            if (live != null && live.state == TracingSession.State.STARTED) {
-              flush(live, 0, ServiceFlushFlags.TRACE_STOP, ok -> disableTracing(live));
-            }
-          }, t.stopDelayMs());
+          sessionTasks.after(t.stopDelayMs(), s, SessionTasks.in(TracingSession.State.STARTED),
+              this::flushAndDisable);
         }
       }
-      case CLONE_SNAPSHOT -> runner.postDelayed(() -> {
-        TracingSession live = sessions.get(sessionId);
-        ConsumerConnection c = live == null ? null : live.consumer;
+      case CLONE_SNAPSHOT -> sessionTasks.after(t.stopDelayMs(), s, SessionTasks.always(), live -> {
+        ConsumerConnection c = live.consumer;
         if (c != null && (c.observedEvents & (1 << ObservableEvents.Type.TYPE_CLONE_TRIGGER_HIT_VALUE)) != 0) {
           c.callbacks.onObservableEvents(ObservableEvents.newBuilder().setCloneTriggerHit(
-              ObservableEvents.CloneTriggerHit.newBuilder().setTracingSessionId(sessionId)
+              ObservableEvents.CloneTriggerHit.newBuilder().setTracingSessionId(live.id)
                   .setTriggerName(t.name()).setProducerName(t.producerName())
                   .setProducerUid(t.producerUid()).setBootTimeNs(t.timestampNs())
                   .setTriggerDelayMs(t.stopDelayMs())).build());
         }
-      }, t.stopDelayMs());
+      });
       default -> { }
     }
   }
