@@ -116,7 +116,7 @@ final class ConsumerConnection implements ConsumerEndpoint {
       callbacks.onTraceData(java.util.List.of(), false);
       return;
     }
-    service.readBuffers(session);
+    service.reader().readBuffers(session);
   }
 
   @Override

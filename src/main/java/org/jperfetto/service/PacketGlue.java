@@ -9,7 +9,7 @@ import org.jperfetto.protos.ReadBuffersResponse;
  * compressor, the trace file), each as it would sit in a trace file: the Trace.packet preamble
  * (tag 0x0a and the length varint) then the packet bytes.
  */
-abstract class PacketGlue implements TracingService.SliceSink {
+abstract class PacketGlue implements SliceSink {
   private ByteString pending = ByteString.EMPTY;
 
   @Override

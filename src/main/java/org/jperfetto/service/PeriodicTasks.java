@@ -31,7 +31,7 @@ final class PeriodicTasks {
       }
       every(service, s, period, flushOnWrite
           ? live -> service.flush(live, 0, ServiceFlushFlags.PERIODIC, ok -> drainIfLive(service, live))
-          : service::drainIntoFile);
+          : service.reader()::drainIntoFile);
     }
     if (flushPeriod > 0) {
       every(service, s, Math.max(TracingService.MIN_PERIODIC_TASK_MS, flushPeriod),
@@ -47,7 +47,7 @@ final class PeriodicTasks {
   /** After a flush's answer: the drain, if the session still traces. */
   private static void drainIfLive(TracingService service, TracingSession s) {
     service.sessionTasks().runIfLive(s.id, SessionTasks.in(TracingSession.State.STARTED),
-        service::drainIntoFile);
+        service.reader()::drainIntoFile);
   }
 
   private static void every(TracingService service, TracingSession s, long periodMs,

@@ -23,7 +23,6 @@ import org.jperfetto.protos.TraceStats;
 import org.jperfetto.protos.TracingServiceCapabilities;
 import org.jperfetto.protos.TracingServiceEvent;
 import org.jperfetto.protos.TracingServiceState;
-import org.jperfetto.service.buffer.BufferedPacket;
 import org.jperfetto.service.buffer.OverwritePolicy;
 import org.jperfetto.service.buffer.PatchBatch;
 import org.jperfetto.service.buffer.BufferMemory;
@@ -67,7 +66,6 @@ public final class TracingService {
   private volatile BufferMemory bufferMemory = BufferMemory.ZEROED;
   private final SharedMemory.Factory shmFactory;
   private final ClockSource clocks;
-  private final ServicePackets servicePackets;
   private final int serviceUid;
   /**
    * Set by a config's lockdown_mode LOCKDOWN_SET: producers of other uids are refused, and those
@@ -83,8 +81,8 @@ public final class TracingService {
   private final Map<Integer, TraceBuffer> buffers = new HashMap<>();
   /** Registered data sources, in registration order. */
   private final List<RegisteredDataSource> dataSources = new ArrayList<>();
-  private final BufferedPacket readPacket = new BufferedPacket();
   private final SessionTasks sessionTasks;
+  private final SessionReader reader;
 
   private int lastProducerId;
   private int lastBufferId;
@@ -114,7 +112,7 @@ public final class TracingService {
     this.sessionTasks = new SessionTasks(runner, sessions);
     this.shmFactory = shmFactory;
     this.clocks = clocks;
-    this.servicePackets = new ServicePackets(serviceUid, clocks);
+    this.reader = new SessionReader(this, new ServicePackets(serviceUid, clocks), clocks);
     this.serviceUid = serviceUid;
   }
 
@@ -156,6 +154,14 @@ public final class TracingService {
 
   SessionTasks sessionTasks() {
     return sessionTasks;
+  }
+
+  SessionReader reader() {
+    return reader;
+  }
+
+  TraceBuffer buffer(int id) {
+    return buffers.get(id);
   }
 
   /**
@@ -692,7 +698,7 @@ public final class TracingService {
       buffers.get(id).setReadOnly();
     }
     if (s.fileSink != null) {
-      drainIntoFile(s); // the last drain
+      reader.drainIntoFile(s); // the last drain
       s.fileSink = null;
     }
     if (s.consumer != null) {
@@ -858,121 +864,7 @@ public final class TracingService {
   }
 
   // ===============================================================================================
-  // Reading
-
-  void readBuffers(TracingSession s) {
-    if (s.consumer == null) {
-      return;
-    }
-    if (s.fileSink != null) {
-      // Its data goes into the file; a ReadBuffers gets an empty answer, as upstream's does.
-      s.consumer.callbacks.onTraceData(List.of(), false);
-      return;
-    }
-    readInto(s, s.consumer.callbacks::onTraceData);
-  }
-
-  /** Moves the session's service packets and buffer contents into out (destructively). */
-  private void readInto(TracingSession s, SliceSink sink) {
-    boolean cloned = s.state == TracingSession.State.CLONED_READ_ONLY;
-    if (!cloned && s.isWaitingForStopTrigger() || s.state == TracingSession.State.CONFIGURED
-        && s.triggerMode() == TraceConfig.TriggerConfig.TriggerMode.START_TRACING) {
-      sink.onTraceData(List.of(), false); // nothing is handed out before the trigger
-      return;
-    }
-    SliceSink out = s.isCompressed() ? new DeflatingSink(sink, servicePackets) : sink;
-    SliceBatch batch = new SliceBatch();
-    BuiltinDataSources builtin = new BuiltinDataSources(s.config.getBuiltinDataSources());
-    for (List<ClockSource.Reading> snapshot : s.clockSnapshots) {
-      if (!builtin.disableClockSnapshotting) {
-        batch.addPacket(servicePackets.clockSnapshot(snapshot));
-      }
-    }
-    s.clockSnapshots.clear();
-    if (s.shouldEmitSyncMarker) {
-      batch.addPacket(servicePackets.syncMarker());
-      s.shouldEmitSyncMarker = false;
-    }
-    if (!builtin.disableTraceConfig && !s.didEmitTraceConfig) {
-      batch.addPacket(servicePackets.traceConfig(s.config));
-      s.didEmitTraceConfig = true;
-    }
-    if (!s.didEmitInitialPackets) {
-      batch.addPacket(servicePackets.traceUuid(s.uuidMsb, s.uuidLsb));
-      batch.addPacket(servicePackets.traceProvenance(provenance(s)));
-      if (!builtin.disableSystemInfo) {
-        batch.addPacket(servicePackets.systemInfo());
-      }
-      s.didEmitInitialPackets = true;
-    }
-    if (!builtin.disableServiceEvents) {
-      emitLifecycleEvents(s, batch);
-    }
-    for (; s.triggersEmitted < s.receivedTriggers.size(); s.triggersEmitted++) {
-      batch.addPacket(servicePackets.trigger(s.receivedTriggers.get(s.triggersEmitted)));
-    }
-    for (int i = 0; i < s.bufferIds.length; i++) {
-      TraceBuffer buf = buffers.get(s.bufferIds[i]);
-      buf.beginRead();
-      while (buf.readNextTracePacket(readPacket)) {
-        if (!PacketValidator.validate(readPacket)) {
-          s.invalidPackets++;
-          continue;
-        }
-        batch.addProducerPacket(readPacket, readPacket.uid(), readPacket.pid(),
-            s.sequenceIdFor(readPacket.producerId(), readPacket.writerId()));
-        if (batch.bytes() >= READ_BATCH_BYTES) {
-          out.onTraceData(batch.take(), true);
-        }
-      }
-    }
-    if (!builtin.disableServiceEvents) {
-      s.addLifecycleEvent(TracingServiceEvent.READ_TRACING_BUFFERS_COMPLETED_FIELD_NUMBER, clocks.now());
-      emitLifecycleEvents(s, batch);
-    }
-    if (s.shouldEmitStats) {
-      batch.addPacket(servicePackets.traceStats(traceStats(s)));
-      s.shouldEmitStats = false;
-    }
-    out.onTraceData(batch.take(), false);
-  }
-
-  /** Per buffer of the session, the sequences (trusted id, producer) that have written into it. */
-  private org.jperfetto.protos.TraceProvenance provenance(TracingSession s) {
-    org.jperfetto.protos.TraceProvenance.Builder p = org.jperfetto.protos.TraceProvenance.newBuilder();
-    for (int id : s.bufferIds) {
-      org.jperfetto.protos.TraceProvenance.Buffer.Builder b = p.addBuffersBuilder();
-      TraceBuffer buf = buffers.get(id);
-      if (buf != null) {
-        buf.forEachWriter((producer, writer) -> b.addSequences(org.jperfetto.protos.TraceProvenance.Sequence
-            .newBuilder().setId(s.sequenceIdFor(producer, writer)).setProducerId(producer)));
-      }
-    }
-    return p.build();
-  }
-
-  /** Where a read goes: the consumer, a compressor, or the trace file. */
-  @FunctionalInterface
-  interface SliceSink {
-    void onTraceData(List<org.jperfetto.protos.ReadBuffersResponse.Slice> slices, boolean hasMore);
-  }
-
-  /** write_into_file: drains the buffers into the file; disables tracing once it is full. */
-  void drainIntoFile(TracingSession s) {
-    if (s.fileSink == null) {
-      return;
-    }
-    TraceFileDrain drain = new TraceFileDrain(s.fileSink, s.bytesWrittenIntoFile,
-        s.config.getMaxFileSizeBytes());
-    readInto(s, drain);
-    s.bytesWrittenIntoFile = drain.bytesWritten();
-    if (drain.stopped()) {
-      LOG.log(System.Logger.Level.INFO, "session {0}: trace file {1} ({2} bytes written)", s.id,
-          drain.failure() != null ? "failed: " + drain.failure() : "full", s.bytesWrittenIntoFile);
-      s.fileSink = null;
-      disableTracing(s);
-    }
-  }
+  // Incremental state
 
   /** clear_incremental_state to every producer with instances that handle it. */
   void clearIncrementalState(TracingSession s) {
@@ -986,22 +878,6 @@ public final class TracingService {
     for (Map.Entry<Integer, List<Long>> e : byProducer.entrySet()) {
       producers.get(e.getKey()).callbacks.clearIncrementalState(
           e.getValue().stream().mapToLong(Long::longValue).toArray());
-    }
-  }
-
-  private void emitLifecycleEvents(TracingSession s, SliceBatch batch) {
-    for (TracingSession.LifecycleEvent e : s.lifecycleEvents) {
-      batch.addPacket(servicePackets.lifecycleEvent(e));
-    }
-    s.lifecycleEvents.clear();
-  }
-
-  /** The builtin_data_sources switches of a config. */
-  private record BuiltinDataSources(boolean disableClockSnapshotting, boolean disableTraceConfig,
-      boolean disableSystemInfo, boolean disableServiceEvents) {
-    BuiltinDataSources(TraceConfig.BuiltinDataSource b) {
-      this(b.getDisableClockSnapshotting(), b.getDisableTraceConfig(), b.getDisableSystemInfo(),
-          b.getDisableServiceEvents());
     }
   }
 
@@ -1225,7 +1101,7 @@ public final class TracingService {
     if (cloneFile != null) {
       clone.fileSink = cloneFile;
       clone.bytesWrittenIntoFile = copiedBytes;
-      drainIntoFile(clone); // flushed already: straight into the file, before the answer
+      reader.drainIntoFile(clone); // flushed already: straight into the file, before the answer
     }
     c.callbacks.onSessionCloned(true, "", uuid.getMostSignificantBits(), uuid.getLeastSignificantBits(),
         cloneFile != null);
