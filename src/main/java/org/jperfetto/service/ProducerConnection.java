@@ -344,7 +344,7 @@ final class ProducerConnection implements ProducerEndpoint {
       return;
     }
     triggersActivated += triggerNames.size();
-    service.activateTriggers(this, triggerNames);
+    service.triggers().activate(this, triggerNames);
   }
 
   @Override

@@ -41,6 +41,13 @@ final class SessionTasks {
     }
   }
 
+  /** Cancels c if there is one. */
+  static void cancel(TaskRunner.Cancellable c) {
+    if (c != null) {
+      c.cancel();
+    }
+  }
+
   /** The check of a task due while the session is in state. */
   static Predicate<TracingSession> in(TracingSession.State state) {
     return s -> s.state == state;

@@ -83,6 +83,7 @@ public final class TracingService {
   private final List<RegisteredDataSource> dataSources = new ArrayList<>();
   private final SessionTasks sessionTasks;
   private final SessionReader reader;
+  private final Triggers triggers;
 
   private int lastProducerId;
   private int lastBufferId;
@@ -113,6 +114,7 @@ public final class TracingService {
     this.shmFactory = shmFactory;
     this.clocks = clocks;
     this.reader = new SessionReader(this, new ServicePackets(serviceUid, clocks), clocks);
+    this.triggers = new Triggers(this, sessionTasks, clocks);
     this.serviceUid = serviceUid;
   }
 
@@ -158,6 +160,15 @@ public final class TracingService {
 
   SessionReader reader() {
     return reader;
+  }
+
+  Triggers triggers() {
+    return triggers;
+  }
+
+  /** The live sessions (a view: copy it before a loop that may end one). */
+  java.util.Collection<TracingSession> sessions() {
+    return sessions.values();
   }
 
   TraceBuffer buffer(int id) {
@@ -573,12 +584,7 @@ public final class TracingService {
       }
     }
     if (s.triggerMode() == TraceConfig.TriggerConfig.TriggerMode.START_TRACING) {
-      s.triggerTimer = sessionTasks.after(Integer.toUnsignedLong(cfg.getTriggerConfig().getTriggerTimeoutMs()),
-          s, SessionTasks.in(TracingSession.State.CONFIGURED), live -> {
-            LOG.log(System.Logger.Level.INFO, "session {0}: no START_TRACING trigger in {1} ms",
-                live.id, live.config.getTriggerConfig().getTriggerTimeoutMs());
-            disableTracing(live);
-          });
+      triggers.armStartTimeout(s);
     } else if (!cfg.getDeferredStart()) {
       startTracing(s);
     }
@@ -600,13 +606,7 @@ public final class TracingService {
       periodicSnapshot(s, true);
     }
     PeriodicTasks.start(this, s);
-    TraceConfig.TriggerConfig.TriggerMode mode = s.triggerMode();
-    if (mode == TraceConfig.TriggerConfig.TriggerMode.STOP_TRACING
-        || mode == TraceConfig.TriggerConfig.TriggerMode.CLONE_SNAPSHOT) {
-      s.triggerTimer = sessionTasks.after(Integer.toUnsignedLong(s.config.getTriggerConfig().getTriggerTimeoutMs()),
-          s, live -> live.state == TracingSession.State.STARTED && live.receivedTriggers.isEmpty(),
-          this::flushAndDisable);
-    }
+    triggers.armStopTimeout(s);
     if (s.config.getDurationMs() > 0) {
       s.durationTimer = sessionTasks.after(s.config.getDurationMs(), s,
           SessionTasks.in(TracingSession.State.STARTED), this::flushAndDisable);
@@ -647,7 +647,7 @@ public final class TracingService {
         return;
       }
     }
-    cancel(s.durationTimer);
+    SessionTasks.cancel(s.durationTimer);
     s.state = TracingSession.State.DISABLING_WAITING_STOP_ACKS;
     for (DataSourceInstance inst : s.instances) {
       ProducerConnection p = producers.get(inst.producerId);
@@ -677,9 +677,9 @@ public final class TracingService {
   }
 
   private void finishDisable(TracingSession s) {
-    cancel(s.stopTimer);
-    cancel(s.triggerTimer);
-    cancel(s.durationTimer);
+    SessionTasks.cancel(s.stopTimer);
+    SessionTasks.cancel(s.triggerTimer);
+    SessionTasks.cancel(s.durationTimer);
     for (DataSourceInstance inst : s.instances) {
       ProducerConnection p = producers.get(inst.producerId);
       if (p != null) {
@@ -717,11 +717,11 @@ public final class TracingService {
         }
       }
     }
-    cancel(s.durationTimer);
-    cancel(s.stopTimer);
-    cancel(s.triggerTimer);
+    SessionTasks.cancel(s.durationTimer);
+    SessionTasks.cancel(s.stopTimer);
+    SessionTasks.cancel(s.triggerTimer);
     for (TracingSession.PendingFlush f : s.pendingFlushes.values()) {
-      cancel(f.timeout);
+      SessionTasks.cancel(f.timeout);
     }
     s.pendingFlushes.clear();
     for (DataSourceInstance inst : s.instances) {
@@ -795,7 +795,7 @@ public final class TracingService {
 
   private void completeFlush(TracingSession s, TracingSession.PendingFlush f, boolean success) {
     s.pendingFlushes.remove(f.requestId);
-    cancel(f.timeout);
+    SessionTasks.cancel(f.timeout);
     for (DataSourceInstance inst : s.instances) {
       ProducerConnection p = producers.get(inst.producerId);
       if (p != null) {
@@ -1108,98 +1108,6 @@ public final class TracingService {
   }
 
   // ===============================================================================================
-  // Triggers
-
-  /** Trigger hits over the last 24 h, for max_per_24_h: {name hash, timestamp ns}. */
-  private final java.util.ArrayDeque<long[]> triggerHistory = new java.util.ArrayDeque<>();
-  private final java.util.Random triggerRandom = new java.util.Random();
-
-  /** ActivateTriggers from producer p: starts, stops or snapshots the sessions that wait for them. */
-  void activateTriggers(ProducerConnection p, List<String> names) {
-    long now = clocks.now();
-    long dayNs = 24L * 3600 * 1_000_000_000L;
-    while (!triggerHistory.isEmpty() && now - triggerHistory.peekFirst()[1] > dayNs) {
-      triggerHistory.pollFirst();
-    }
-    for (String name : names) {
-      boolean matched = false;
-      for (TracingSession s : List.copyOf(sessions.values())) {
-        TraceConfig.TriggerConfig.TriggerMode mode = s.triggerMode();
-        if (mode == TraceConfig.TriggerConfig.TriggerMode.UNSPECIFIED
-            || s.state == TracingSession.State.CLONED_READ_ONLY
-            || s.state == TracingSession.State.DISABLED) {
-          continue;
-        }
-        for (TraceConfig.TriggerConfig.Trigger t : s.config.getTriggerConfig().getTriggersList()) {
-          if (!t.getName().equals(name) || !producerNameMatches(t.getProducerNameRegex(), p.name)
-              || (t.getSkipProbability() > 0 && triggerRandom.nextDouble() < t.getSkipProbability())
-              || (t.getMaxPer24H() > 0 && hitsInLastDay(name) >= t.getMaxPer24H())) {
-            continue;
-          }
-          matched = true;
-          onTrigger(s, mode, new TracingSession.ReceivedTrigger(name, p.name, p.identity.uid(),
-              Integer.toUnsignedLong(t.getStopDelayMs()), now));
-          break;
-        }
-      }
-      if (matched) {
-        triggerHistory.addLast(new long[] {name.hashCode(), now});
-      }
-    }
-  }
-
-  private static boolean producerNameMatches(String regex, String producerName) {
-    try {
-      return regex.isEmpty() || Pattern.compile(regex).matcher(producerName).matches();
-    } catch (PatternSyntaxException e) {
-      return false; // refused at enable time
-    }
-  }
-
-  private int hitsInLastDay(String name) {
-    int n = 0;
-    for (long[] h : triggerHistory) {
-      if (h[0] == name.hashCode()) {
-        n++;
-      }
-    }
-    return n;
-  }
-
-  private void onTrigger(TracingSession s, TraceConfig.TriggerConfig.TriggerMode mode,
-      TracingSession.ReceivedTrigger t) {
-    boolean first = s.receivedTriggers.isEmpty();
-    s.receivedTriggers.add(t);
-    switch (mode) {
-      case START_TRACING -> {
-        if (s.state == TracingSession.State.CONFIGURED) {
-          cancel(s.triggerTimer);
-          // The trigger's stop_delay_ms becomes the trace duration.
-          s.config = s.config.toBuilder().setDurationMs((int) t.stopDelayMs()).build();
-          startTracing(s);
-        }
-      }
-      case STOP_TRACING -> {
-        if (first) {
-          sessionTasks.after(t.stopDelayMs(), s, SessionTasks.in(TracingSession.State.STARTED),
-              this::flushAndDisable);
-        }
-      }
-      case CLONE_SNAPSHOT -> sessionTasks.after(t.stopDelayMs(), s, SessionTasks.always(), live -> {
-        ConsumerConnection c = live.consumer;
-        if (c != null && (c.observedEvents & (1 << ObservableEvents.Type.TYPE_CLONE_TRIGGER_HIT_VALUE)) != 0) {
-          c.callbacks.onObservableEvents(ObservableEvents.newBuilder().setCloneTriggerHit(
-              ObservableEvents.CloneTriggerHit.newBuilder().setTracingSessionId(live.id)
-                  .setTriggerName(t.name()).setProducerName(t.producerName())
-                  .setProducerUid(t.producerUid()).setBootTimeNs(t.timestampNs())
-                  .setTriggerDelayMs(t.stopDelayMs())).build());
-        }
-      });
-      default -> { }
-    }
-  }
-
-  // ===============================================================================================
   // Stats
 
   /** Service-wide counters, and the buffers and session counters of s if not null. */
@@ -1247,12 +1155,6 @@ public final class TracingService {
   }
 
   // ===============================================================================================
-
-  private static void cancel(TaskRunner.Cancellable c) {
-    if (c != null) {
-      c.cancel();
-    }
-  }
 
   /** The next id in 1..65535 after last that map does not hold. */
   private static int nextFreeId(int last, Map<Integer, ?> inUse) {
