@@ -42,7 +42,7 @@ final class ConsumerConnection implements ConsumerEndpoint {
   @Override
   public String changeTraceConfig(TraceConfig config) {
     service.checkThread();
-    return session == null ? "no tracing session to change" : service.changeTraceConfig(session, config);
+    return session == null ? "no tracing session to change" : service.sessionRequests().changeTraceConfig(session, config);
   }
 
   @Override
@@ -51,13 +51,13 @@ final class ConsumerConnection implements ConsumerEndpoint {
     if (session == null) {
       return "no tracing session to detach";
     }
-    return service.detach(this, key);
+    return service.sessionRequests().detach(this, key);
   }
 
   @Override
   public Optional<TraceConfig> attach(String key) {
     service.checkThread();
-    return connected ? service.attach(this, key) : Optional.empty();
+    return connected ? service.sessionRequests().attach(this, key) : Optional.empty();
   }
 
   @Override
@@ -88,7 +88,7 @@ final class ConsumerConnection implements ConsumerEndpoint {
   @Override
   public void cloneSession(long sessionId, String uniqueSessionName, Optional<TraceFileSink> outputFile) {
     service.checkThread();
-    service.cloneSession(this, sessionId, uniqueSessionName, outputFile);
+    service.sessionRequests().cloneSession(this, sessionId, uniqueSessionName, outputFile);
   }
 
   @Override

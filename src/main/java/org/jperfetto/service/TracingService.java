@@ -84,6 +84,7 @@ public final class TracingService {
   private final SessionTasks sessionTasks;
   private final SessionReader reader;
   private final Triggers triggers;
+  private final SessionRequests sessionRequests;
 
   private int lastProducerId;
   private int lastBufferId;
@@ -115,6 +116,7 @@ public final class TracingService {
     this.clocks = clocks;
     this.reader = new SessionReader(this, new ServicePackets(serviceUid, clocks), clocks);
     this.triggers = new Triggers(this, sessionTasks, clocks);
+    this.sessionRequests = new SessionRequests(this, clocks);
     this.serviceUid = serviceUid;
   }
 
@@ -164,6 +166,19 @@ public final class TracingService {
 
   Triggers triggers() {
     return triggers;
+  }
+
+  SessionRequests sessionRequests() {
+    return sessionRequests;
+  }
+
+  /** The live session of that id, or null. */
+  TracingSession liveSession(long id) {
+    return sessions.get(id);
+  }
+
+  boolean hasConsumer(ConsumerConnection c) {
+    return consumers.contains(c);
   }
 
   /** The live sessions (a view: copy it before a loop that may end one). */
@@ -432,6 +447,36 @@ public final class TracingService {
     }
   }
 
+  /**
+   * An instance of every registered data source the session's config names (on the producers its
+   * filters admit), started if the session is; with onlyMissing, none for a producer's data
+   * source the session already has an instance of (ChangeTraceConfig widening a filter).
+   */
+  void setUpInstances(TracingSession s, boolean onlyMissing) {
+    for (TraceConfig.DataSource dsCfg : s.config.getDataSourcesList()) {
+      for (RegisteredDataSource r : List.copyOf(dataSources)) {
+        if (!r.descriptor().getName().equals(dsCfg.getConfig().getName())
+            || onlyMissing && hasInstance(s, r.producerId(), r.descriptor().getName())) {
+          continue;
+        }
+        ProducerConnection p = producers.get(r.producerId());
+        DataSourceInstance inst = setupDataSource(s, dsCfg, p, r.descriptor());
+        if (inst != null && s.state == TracingSession.State.STARTED) {
+          startDataSourceInstance(s, p, inst);
+        }
+      }
+    }
+  }
+
+  private static boolean hasInstance(TracingSession s, int producerId, String name) {
+    for (DataSourceInstance inst : s.instances) {
+      if (inst.producerId == producerId && inst.name().equals(name)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** ObservableEvents TYPE_DATA_SOURCES_INSTANCES to the session's consumer, if it asked. */
   private void notifyInstanceState(TracingSession s, DataSourceInstance inst, boolean started) {
     ConsumerConnection c = s.consumer;
@@ -560,35 +605,45 @@ public final class TracingService {
             + " KB cannot be allocated: " + e);
         return "Failed to allocate trace buffer " + i + " (" + b.getSizeKb() + " KB): " + e.getMessage();
       }
-      ids[i] = nextFreeId(lastBufferId, buffers);
-      lastBufferId = ids[i];
-      buffers.put(ids[i], buffer);
+      ids[i] = addBuffer(buffer);
     }
     UUID uuid = cfg.getTraceUuidMsb() != 0 || cfg.getTraceUuidLsb() != 0
         ? new UUID(cfg.getTraceUuidMsb(), cfg.getTraceUuidLsb()) : UUID.randomUUID();
-    TracingSession s = new TracingSession(++lastSessionId, c, c.uid, cfg, ids, uuid);
-    sessionsCreated = lastSessionId;
-    sessions.put(s.id, s);
-    c.session = s;
+    TracingSession s = newSession(c, cfg, ids, uuid);
     s.fileSink = fileSink.orElse(null);
     if (cfg.getLockdownMode() == TraceConfig.LockdownModeOperation.LOCKDOWN_SET) {
       lockdownMode = true;
     } else if (cfg.getLockdownMode() == TraceConfig.LockdownModeOperation.LOCKDOWN_CLEAR) {
       lockdownMode = false;
     }
-    for (TraceConfig.DataSource dsCfg : cfg.getDataSourcesList()) {
-      for (RegisteredDataSource r : List.copyOf(dataSources)) {
-        if (r.descriptor().getName().equals(dsCfg.getConfig().getName())) {
-          setupDataSource(s, dsCfg, producers.get(r.producerId()), r.descriptor());
-        }
-      }
-    }
+    setUpInstances(s, false);
     if (s.triggerMode() == TraceConfig.TriggerConfig.TriggerMode.START_TRACING) {
       triggers.armStartTimeout(s);
     } else if (!cfg.getDeferredStart()) {
       startTracing(s);
     }
     return "";
+  }
+
+  /** A new live session, consumer c's one; ids are its buffers (already added). */
+  TracingSession newSession(ConsumerConnection c, TraceConfig cfg, int[] ids, UUID uuid) {
+    TracingSession s = new TracingSession(++lastSessionId, c, c.uid, cfg, ids, uuid);
+    sessionsCreated = lastSessionId;
+    sessions.put(s.id, s);
+    c.session = s;
+    return s;
+  }
+
+  /** Adds a trace buffer under the next free id, which it returns. */
+  int addBuffer(TraceBuffer buffer) {
+    int id = nextFreeId(lastBufferId, buffers);
+    lastBufferId = id;
+    buffers.put(id, buffer);
+    return id;
+  }
+
+  int bufferCount() {
+    return buffers.size();
   }
 
   void startTracing(TracingSession s) {
@@ -882,90 +937,7 @@ public final class TracingService {
   }
 
   // ===============================================================================================
-  // Consumer port: config changes, detach/attach, queries, clone
-
-  /** ChangeTraceConfig: only producer_name_filter / producer_name_regex_filter may change. */
-  String changeTraceConfig(TracingSession s, TraceConfig updated) {
-    if (s.state != TracingSession.State.CONFIGURED && s.state != TracingSession.State.STARTED) {
-      return "ChangeTraceConfig: the session is not running: session=" + s.id;
-    }
-    TraceConfig.Builder withoutFilters = updated.toBuilder();
-    if (updated.getDataSourcesCount() != s.config.getDataSourcesCount()) {
-      return "ChangeTraceConfig only supports changing producer_name_filter and"
-          + " producer_name_regex_filter (data source count changed)";
-    }
-    for (int i = 0; i < updated.getDataSourcesCount(); i++) {
-      TraceConfig.DataSource was = s.config.getDataSources(i);
-      withoutFilters.setDataSources(i, updated.getDataSources(i).toBuilder()
-          .clearProducerNameFilter().addAllProducerNameFilter(was.getProducerNameFilterList())
-          .clearProducerNameRegexFilter().addAllProducerNameRegexFilter(was.getProducerNameRegexFilterList()));
-      for (String regex : updated.getDataSources(i).getProducerNameRegexFilterList()) {
-        try {
-          Pattern.compile(regex);
-        } catch (PatternSyntaxException e) {
-          return "ChangeTraceConfig: invalid producer_name_regex_filter \"" + regex + "\"";
-        }
-      }
-    }
-    if (!withoutFilters.build().equals(s.config)) {
-      return "ChangeTraceConfig only supports changing producer_name_filter and"
-          + " producer_name_regex_filter";
-    }
-    s.config = updated;
-    for (TraceConfig.DataSource dsCfg : updated.getDataSourcesList()) {
-      for (RegisteredDataSource r : List.copyOf(dataSources)) {
-        if (!r.descriptor().getName().equals(dsCfg.getConfig().getName())
-            || hasInstance(s, r.producerId(), r.descriptor().getName())) {
-          continue;
-        }
-        ProducerConnection p = producers.get(r.producerId());
-        DataSourceInstance inst = setupDataSource(s, dsCfg, p, r.descriptor());
-        if (inst != null && s.state == TracingSession.State.STARTED) {
-          startDataSourceInstance(s, p, inst);
-        }
-      }
-    }
-    return "";
-  }
-
-  private static boolean hasInstance(TracingSession s, int producerId, String name) {
-    for (DataSourceInstance inst : s.instances) {
-      if (inst.producerId == producerId && inst.name().equals(name)) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  String detach(ConsumerConnection c, String key) {
-    TracingSession s = c.session;
-    for (TracingSession other : sessions.values()) {
-      if (other.consumerUid == c.uid && key.equals(other.detachKey)) {
-        return "a session of uid " + c.uid + " is already detached with key \"" + key + "\"";
-      }
-    }
-    s.consumer = null;
-    s.detachKey = key;
-    c.session = null;
-    return "";
-  }
-
-  Optional<TraceConfig> attach(ConsumerConnection c, String key) {
-    if (c.session != null) {
-      LOG.log(System.Logger.Level.INFO, "attach \"{0}\": the consumer already has session {1}", key,
-          c.session.id);
-      return Optional.empty();
-    }
-    for (TracingSession s : sessions.values()) {
-      if (s.consumerUid == c.uid && key.equals(s.detachKey)) {
-        s.detachKey = null;
-        s.consumer = c;
-        c.session = s;
-        return Optional.of(s.config);
-      }
-    }
-    return Optional.empty();
-  }
+  // Consumer port: queries
 
   TracingServiceState queryServiceState(int callerUid, boolean sessionsOnly) {
     TracingServiceState.Builder st = TracingServiceState.newBuilder()
@@ -1015,96 +987,6 @@ public final class TracingService {
         .setHasTraceConfigOutputPath(false)
         .setHasCloneSession(true)
         .build();
-  }
-
-  void cloneSession(ConsumerConnection c, long sessionId, String uniqueName,
-      Optional<ConsumerEndpoint.TraceFileSink> outputFile) {
-    String error = null;
-    TracingSession src = null;
-    if (c.session != null) {
-      error = "The consumer is already attached to another tracing session";
-    } else {
-      for (TracingSession s : sessions.values()) {
-        boolean match = uniqueName.isEmpty() ? s.id == sessionId
-            : s.state != TracingSession.State.CLONED_READ_ONLY
-                && uniqueName.equals(s.config.getUniqueSessionName());
-        if (match) {
-          src = s;
-          break;
-        }
-      }
-      if (src == null) {
-        error = "Tracing session not found";
-      } else if (c.uid != 0 && c.uid != src.consumerUid) {
-        error = "Not allowed to clone a session from another UID";
-      } else if (sessions.size() >= MAX_SESSIONS) {
-        error = "Too many concurrent tracing sessions (" + sessions.size() + ")";
-      } else if (src.fileSink != null && outputFile.isEmpty()) {
-        error = "Failed to clone 'write_into_file' session: a file descriptor is required to copy"
-            + " existing file";
-      }
-    }
-    if (error != null) {
-      c.callbacks.onSessionCloned(false, error, 0, 0, false);
-      return;
-    }
-    long srcId = src.id;
-    if (src.state == TracingSession.State.STARTED) {
-      flush(src, 0, ServiceFlushFlags.TRACE_CLONE, ok -> finishClone(c, srcId, outputFile));
-    } else {
-      finishClone(c, srcId, outputFile);
-    }
-  }
-
-  private void finishClone(ConsumerConnection c, long srcId,
-      Optional<ConsumerEndpoint.TraceFileSink> outputFile) {
-    TracingSession src = sessions.get(srcId);
-    if (src == null || c.session != null || !consumers.contains(c)) {
-      if (consumers.contains(c)) {
-        c.callbacks.onSessionCloned(false, src == null ? "The tracing session ended while cloning"
-            : "The consumer is already attached to another tracing session", 0, 0, false);
-      }
-      return;
-    }
-    if (buffers.size() + src.bufferIds.length > MAX_ID) {
-      c.callbacks.onSessionCloned(false, "Buffer id allocation failed", 0, 0, false);
-      return;
-    }
-    // A write_into_file original: its file so far, then (below) its unread buffers, into the
-    // consumer's file. Copied here, after the flush, so no drain of the original falls between.
-    ConsumerEndpoint.TraceFileSink cloneFile = src.fileSink != null ? outputFile.orElse(null) : null;
-    long copiedBytes = 0;
-    if (cloneFile != null) {
-      try {
-        copiedBytes = src.fileSink.copyTo(cloneFile);
-      } catch (java.io.IOException | RuntimeException e) {
-        c.callbacks.onSessionCloned(false, "Failed to clone 'write_into_file' session: failed to copy"
-            + " existing file: " + e.getMessage(), 0, 0, false);
-        return;
-      }
-    }
-    int[] ids = new int[src.bufferIds.length];
-    for (int i = 0; i < ids.length; i++) {
-      ids[i] = nextFreeId(lastBufferId, buffers);
-      lastBufferId = ids[i];
-      buffers.put(ids[i], buffers.get(src.bufferIds[i]).copy());
-    }
-    UUID uuid = UUID.randomUUID();
-    TracingSession clone = new TracingSession(++lastSessionId, c, c.uid, src.config, ids, uuid);
-    sessionsCreated = lastSessionId;
-    clone.state = TracingSession.State.CLONED_READ_ONLY;
-    clone.clockSnapshots.add(clocks.snapshot());
-    clone.receivedTriggers.addAll(src.receivedTriggers);
-    clone.shouldEmitStats = true;
-    sessions.put(clone.id, clone);
-    c.session = clone;
-    if (cloneFile != null) {
-      clone.fileSink = cloneFile;
-      clone.bytesWrittenIntoFile = copiedBytes;
-      reader.drainIntoFile(clone); // flushed already: straight into the file, before the answer
-    }
-    c.callbacks.onSessionCloned(true, "", uuid.getMostSignificantBits(), uuid.getLeastSignificantBits(),
-        cloneFile != null);
   }
 
   // ===============================================================================================
