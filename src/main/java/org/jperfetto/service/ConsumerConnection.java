@@ -69,13 +69,13 @@ final class ConsumerConnection implements ConsumerEndpoint {
   @Override
   public org.jperfetto.protos.TracingServiceState queryServiceState(boolean sessionsOnly) {
     service.checkThread();
-    return service.queryServiceState(uid, sessionsOnly);
+    return service.queries().serviceState(uid, sessionsOnly);
   }
 
   @Override
   public org.jperfetto.protos.TracingServiceCapabilities queryCapabilities() {
     service.checkThread();
-    return TracingService.capabilities();
+    return ServiceQueries.capabilities();
   }
 
   @Override
@@ -130,7 +130,7 @@ final class ConsumerConnection implements ConsumerEndpoint {
   @Override
   public TraceStats traceStats() {
     service.checkThread();
-    return service.traceStats(session);
+    return service.queries().traceStats(session);
   }
 
   @Override

@@ -116,7 +116,7 @@ final class SessionReader {
       emitLifecycleEvents(s, batch);
     }
     if (s.shouldEmitStats) {
-      batch.addPacket(servicePackets.traceStats(service.traceStats(s)));
+      batch.addPacket(servicePackets.traceStats(service.queries().traceStats(s)));
       s.shouldEmitStats = false;
     }
     out.onTraceData(batch.take(), false);

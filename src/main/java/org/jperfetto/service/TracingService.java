@@ -4,6 +4,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -19,10 +20,7 @@ import org.jperfetto.protos.DataSourceConfig;
 import org.jperfetto.protos.DataSourceDescriptor;
 import org.jperfetto.protos.ObservableEvents;
 import org.jperfetto.protos.TraceConfig;
-import org.jperfetto.protos.TraceStats;
-import org.jperfetto.protos.TracingServiceCapabilities;
 import org.jperfetto.protos.TracingServiceEvent;
-import org.jperfetto.protos.TracingServiceState;
 import org.jperfetto.service.buffer.OverwritePolicy;
 import org.jperfetto.service.buffer.PatchBatch;
 import org.jperfetto.service.buffer.BufferMemory;
@@ -33,6 +31,13 @@ import org.jperfetto.service.buffer.TraceBuffer;
  * consumers and their tracing sessions, the trace buffers, and moving chunks from producers'
  * SMBs into those buffers. Transport-free: the socket host (service.ipc) and in-process users
  * drive it through {@link ProducerEndpoint} and {@link ConsumerEndpoint}.
+ *
+ * <p>This class is the core: connections, the data source registry, the session lifecycle
+ * (enable, start, stop, free), flushes and chunk routing. Package-private collaborators on the
+ * same thread hold the rest: {@link SessionReader} (reading a session out, write_into_file),
+ * {@link Triggers}, {@link SessionRequests} (ChangeTraceConfig, Detach, Attach, CloneSession),
+ * {@link ServiceQueries} (service state, capabilities, trace stats) and {@link SessionTasks}
+ * (delayed work on a session).
  *
  * <p>Single-threaded: every method of the service and of its endpoints must run on the
  * {@link TaskRunner} given at construction (checked; calling from elsewhere throws
@@ -85,6 +90,7 @@ public final class TracingService {
   private final SessionReader reader;
   private final Triggers triggers;
   private final SessionRequests sessionRequests;
+  private final ServiceQueries queries;
 
   private int lastProducerId;
   private int lastBufferId;
@@ -94,13 +100,7 @@ public final class TracingService {
   private long lastInstanceId;
   private long lastFlushRequestId;
 
-  private long producersSeen;
-  private long dataSourcesSeen;
-  private long chunksDiscarded;
-  private long patchesDiscarded;
-  private long abiViolations;
-
-  private record RegisteredDataSource(int producerId, DataSourceDescriptor descriptor) {}
+  record RegisteredDataSource(int producerId, DataSourceDescriptor descriptor) {}
 
   /**
    * @param runner the service thread
@@ -117,6 +117,7 @@ public final class TracingService {
     this.reader = new SessionReader(this, new ServicePackets(serviceUid, clocks), clocks);
     this.triggers = new Triggers(this, sessionTasks, clocks);
     this.sessionRequests = new SessionRequests(this, clocks);
+    this.queries = new ServiceQueries(this);
     this.serviceUid = serviceUid;
   }
 
@@ -172,6 +173,19 @@ public final class TracingService {
     return sessionRequests;
   }
 
+  ServiceQueries queries() {
+    return queries;
+  }
+
+  Collection<ProducerConnection> producers() {
+    return producers.values();
+  }
+
+  /** The registered data sources, in registration order. */
+  List<RegisteredDataSource> dataSources() {
+    return java.util.Collections.unmodifiableList(dataSources);
+  }
+
   /** The live session of that id, or null. */
   TracingSession liveSession(long id) {
     return sessions.get(id);
@@ -182,7 +196,7 @@ public final class TracingService {
   }
 
   /** The live sessions (a view: copy it before a loop that may end one). */
-  java.util.Collection<TracingSession> sessions() {
+  Collection<TracingSession> sessions() {
     return sessions.values();
   }
 
@@ -239,7 +253,7 @@ public final class TracingService {
       return p;
     }
     producers.put(id, p);
-    producersSeen++;
+    queries.countProducerConnected();
     if (producerProvidedSmb.isPresent()) {
       SharedMemory shm = producerProvidedSmb.get();
       ShmSizes valid = ShmSizes.validate(shm.size(), pageSizeHint);
@@ -317,7 +331,7 @@ public final class TracingService {
     }
     RegisteredDataSource reg = new RegisteredDataSource(p.id, d);
     dataSources.add(reg);
-    dataSourcesSeen++;
+    queries.countDataSourceRegistered();
     for (TracingSession s : sessions.values()) {
       if (s.state != TracingSession.State.CONFIGURED && s.state != TracingSession.State.STARTED) {
         continue;
@@ -877,16 +891,16 @@ public final class TracingService {
       int flags, boolean complete, MemorySegment src, long offset, long size) {
     TraceBuffer buf = buffers.get(bufferId);
     if (buf == null || buf.isReadOnly()) {
-      chunksDiscarded++; // the session is gone or stopped: a late commit, not an offence
+      queries.countDiscardedChunk(); // the session is gone or stopped: a late commit, not an offence
       return null;
     }
     if (!p.isAllowedTargetBuffer(bufferId)) {
-      chunksDiscarded++;
+      queries.countDiscardedChunk();
       return "write into a buffer of another session: buffer=" + bufferId + " writer=" + writerId;
     }
     Integer registered = p.bufferForWriter(writerId);
     if (registered != null && registered != bufferId) {
-      chunksDiscarded++;
+      queries.countDiscardedChunk();
       return "writer registered for buffer " + registered + " wrote into buffer " + bufferId
           + ": writer=" + writerId;
     }
@@ -900,22 +914,10 @@ public final class TracingService {
       boolean morePatches) {
     TraceBuffer buf = buffers.get(bufferId);
     if (buf == null || buf.isReadOnly()) {
-      patchesDiscarded += patches.count();
+      queries.countDiscardedPatches(patches.count());
       return;
     }
     buf.tryPatchChunkContents(p.id, writerId, chunkId, patches, morePatches);
-  }
-
-  void countDiscardedChunk() {
-    chunksDiscarded++;
-  }
-
-  void countDiscardedPatches(int n) {
-    patchesDiscarded += n;
-  }
-
-  void countAbiViolation() {
-    abiViolations++;
   }
 
   // ===============================================================================================
@@ -937,91 +939,12 @@ public final class TracingService {
   }
 
   // ===============================================================================================
-  // Consumer port: queries
-
-  TracingServiceState queryServiceState(int callerUid, boolean sessionsOnly) {
-    TracingServiceState.Builder st = TracingServiceState.newBuilder()
-        .setSupportsTracingSessions(true)
-        .setTracingServiceVersion(ServicePackets.SERVICE_VERSION)
-        .setNumSessions(sessions.size());
-    int started = 0;
-    for (TracingSession s : sessions.values()) {
-      if (s.state == TracingSession.State.STARTED) {
-        started++;
-      }
-      if (callerUid != 0 && callerUid != s.consumerUid) {
-        continue; // other users' sessions are not shown
-      }
-      TracingServiceState.TracingSession.Builder ts = TracingServiceState.TracingSession.newBuilder()
-          .setId(s.id).setConsumerUid(s.consumerUid).setState(s.state.name())
-          .setUniqueSessionName(s.config.getUniqueSessionName())
-          .setDurationMs(s.config.getDurationMs())
-          .setNumDataSources(s.instances.size())
-          .setIsStarted(s.state == TracingSession.State.STARTED);
-      for (TraceConfig.BufferConfig b : s.config.getBuffersList()) {
-        ts.addBufferSizeKb(b.getSizeKb());
-      }
-      st.addTracingSessions(ts);
-    }
-    st.setNumSessionsStarted(started);
-    if (!sessionsOnly) {
-      for (ProducerConnection p : producers.values()) {
-        st.addProducers(TracingServiceState.Producer.newBuilder().setId(p.id).setName(p.name)
-            .setUid(p.identity.uid()).setPid(p.identity.pid()).setSdkVersion(p.sdkVersion));
-      }
-      for (RegisteredDataSource r : dataSources) {
-        st.addDataSources(TracingServiceState.DataSource.newBuilder()
-            .setDsDescriptor(r.descriptor()).setProducerId(r.producerId()));
-      }
-    }
-    return st.build();
-  }
-
-  /** QueryCapabilities: what this service implements. */
-  static TracingServiceCapabilities capabilities() {
-    return TracingServiceCapabilities.newBuilder()
-        .setHasQueryCapabilities(true)
-        .addObservableEvents(ObservableEvents.Type.TYPE_DATA_SOURCES_INSTANCES)
-        .addObservableEvents(ObservableEvents.Type.TYPE_ALL_DATA_SOURCES_STARTED)
-        .addObservableEvents(ObservableEvents.Type.TYPE_CLONE_TRIGGER_HIT)
-        .setHasTraceConfigOutputPath(false)
-        .setHasCloneSession(true)
-        .build();
-  }
-
-  // ===============================================================================================
-  // Stats
-
-  /** Service-wide counters, and the buffers and session counters of s if not null. */
-  TraceStats traceStats(TracingSession s) {
-    TraceStats.Builder t = TraceStats.newBuilder()
-        .setProducersConnected(producers.size())
-        .setProducersSeen(producersSeen)
-        .setDataSourcesRegistered(dataSources.size())
-        .setDataSourcesSeen(dataSourcesSeen)
-        .setTracingSessions(sessions.size())
-        .setTotalBuffers(buffers.size())
-        .setChunksDiscarded(chunksDiscarded)
-        .setPatchesDiscarded(patchesDiscarded);
-    if (s != null) {
-      t.setInvalidPackets(s.invalidPackets)
-          .setFlushesRequested(s.flushesRequested)
-          .setFlushesSucceeded(s.flushesSucceeded)
-          .setFlushesFailed(s.flushesFailed);
-      for (int id : s.bufferIds) {
-        TraceBuffer b = buffers.get(id);
-        if (b != null) {
-          t.addBufferStats(BufferStatsMapper.toProto(b.stats()));
-        }
-      }
-    }
-    return t.build();
-  }
+  // Counts
 
   /** ABI violations counted at the producer port (bad chunk indexes, states, writers, buffers). */
   public long producerAbiViolations() {
     checkThread();
-    return abiViolations;
+    return queries.abiViolations();
   }
 
   /** Number of connected producers. */
