@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.jperfetto.consumer.ConsumerSockets;
 import org.jperfetto.consumer.TracingConsumer;
+import org.jperfetto.ipc.DefaultSockets;
 import org.jperfetto.ipc.IpcException;
 import org.jperfetto.os.ErrnoException;
 import org.jperfetto.producer.TracingProducer;
@@ -23,7 +24,6 @@ import org.jperfetto.protos.DataSourceConfig;
 import org.jperfetto.protos.TraceConfig;
 import org.jperfetto.protos.TracingServiceState;
 import org.jperfetto.protos.TrackEventConfig;
-import org.jperfetto.service.ipc.SocketPaths;
 
 /**
  * {@code jperfetto demo}: records a few seconds of {@link DemoWorkload}, a multi-threaded Java
@@ -92,7 +92,7 @@ public final class Demo implements Subcommand {
       if (producer == null) {
         err.println("No tracing service listens on the producer socket " + socket + " (waited "
             + CONNECT_TIMEOUT.toSeconds() + " s). Start jtraced or traced first, set "
-            + SocketPaths.PRODUCER_ENV + ", or run 'jperfetto demo' to record without one.");
+            + DefaultSockets.PRODUCER_ENV + ", or run 'jperfetto demo' to record without one.");
         return Jperfetto.EXIT_ERROR;
       }
       syncQuietly(producer);
@@ -120,7 +120,7 @@ public final class Demo implements Subcommand {
 
   private int record(DemoOptions options, CliContext ctx) throws InterruptedException {
     PrintStream err = ctx.err();
-    String socket = ctx.env().get(ConsumerSockets.ENV);
+    String socket = ctx.env().get(DefaultSockets.CONSUMER_ENV);
     if (socket == null) {
       socket = ConsumerSockets.defaultPath();
     }
@@ -145,13 +145,13 @@ public final class Demo implements Subcommand {
         socket = embedded.consumerSocket();
         consumer = TracingConsumer.connect(socket);
       }
-      String producerSocket = embedded != null ? SocketPaths.split(embedded.producerSocket()).get(0)
+      String producerSocket = embedded != null ? DefaultSockets.split(embedded.producerSocket()).get(0)
           : producerSocket(ctx.env());
       producer = connectProducer(producerSocket, workload);
       if (producer == null) {
         err.println("The tracing service answers on " + socket + " but nothing listens on its producer socket "
             + producerSocket + " (waited " + CONNECT_TIMEOUT.toSeconds() + " s). Set "
-            + SocketPaths.PRODUCER_ENV + " to the service's producer socket.");
+            + DefaultSockets.PRODUCER_ENV + " to the service's producer socket.");
         return Jperfetto.EXIT_ERROR;
       }
       String registered = awaitRegistered(consumer, producer);
@@ -255,7 +255,7 @@ public final class Demo implements Subcommand {
 
   private static int recordThroughMainCommand(DemoOptions options, CliContext ctx, String consumerSocket) {
     Map<String, String> env = new HashMap<>(ctx.env());
-    env.put(ConsumerSockets.ENV, consumerSocket);
+    env.put(DefaultSockets.CONSUMER_ENV, consumerSocket);
     CliContext main = new CliContext(new ByteArrayInputStream(config(options.timeMs()).toByteArray()),
         ctx.out(), ctx.err(), Map.copyOf(env), ctx.terminal());
     return Jperfetto.run(new String[] {"--system", "-c", "-", "-o", options.out()}, main);
@@ -310,10 +310,10 @@ public final class Demo implements Subcommand {
 
   /** The producer socket from env, else the system default (the first of a comma list). */
   static String producerSocket(Map<String, String> env) {
-    String names = env.get(SocketPaths.PRODUCER_ENV);
+    String names = env.get(DefaultSockets.PRODUCER_ENV);
     if (names == null || names.isEmpty()) {
-      return SocketPaths.defaultProducer();
+      return DefaultSockets.producer();
     }
-    return SocketPaths.split(names).get(0);
+    return DefaultSockets.split(names).get(0);
   }
 }

@@ -3,7 +3,7 @@ package org.jperfetto.cli;
 import java.io.IOException;
 import java.util.Map;
 import org.jperfetto.service.ipc.ServiceHost;
-import org.jperfetto.service.ipc.SocketPaths;
+import org.jperfetto.ipc.DefaultSockets;
 
 /**
  * The in-process jtraced that {@code jperfetto} starts when nothing answers on the consumer socket.
@@ -23,9 +23,9 @@ public final class EmbeddedJtraced implements EmbeddedService.Factory {
 
   @Override
   public EmbeddedService start(String consumerSocket) throws IOException {
-    String producerSockets = env.get(SocketPaths.PRODUCER_ENV);
+    String producerSockets = env.get(DefaultSockets.PRODUCER_ENV);
     if (producerSockets == null || producerSockets.isEmpty()) {
-      producerSockets = SocketPaths.defaultProducer();
+      producerSockets = DefaultSockets.producer();
     }
     ServiceHost host = ServiceHost.start(ServiceHost.Options.of(producerSockets, consumerSocket));
     return new EmbeddedService() {

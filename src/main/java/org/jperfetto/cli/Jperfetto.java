@@ -21,6 +21,7 @@ import org.jperfetto.consumer.TraceFileWriter;
 import org.jperfetto.consumer.TracingConsumer;
 import org.jperfetto.consumer.TracingDisabled;
 import org.jperfetto.consumer.TracingSession;
+import org.jperfetto.ipc.DefaultSockets;
 import org.jperfetto.ipc.IpcException;
 import org.jperfetto.os.ErrnoException;
 import org.jperfetto.protos.CloneSessionRequest;
@@ -194,7 +195,7 @@ public final class Jperfetto {
 
   /** Connects (starting an embedded service when allowed), runs {@code action}, cleans up. */
   private int withService(ServiceAction action) throws CliError {
-    String socket = ctx.env().getOrDefault(ConsumerSockets.ENV, null);
+    String socket = ctx.env().getOrDefault(DefaultSockets.CONSUMER_ENV, null);
     if (socket == null) {
       socket = ConsumerSockets.defaultPath();
     }

@@ -13,7 +13,7 @@ import java.util.logging.Level;
 import java.util.logging.LogManager;
 import java.util.logging.Logger;
 import org.jperfetto.service.ipc.ServiceHost;
-import org.jperfetto.service.ipc.SocketPaths;
+import org.jperfetto.ipc.DefaultSockets;
 
 /**
  * The {@code jtraced} daemon: the tracing service on its producer and consumer sockets.
@@ -120,8 +120,8 @@ public final class Jtraced {
         default -> throw new IllegalArgumentException("unknown argument: " + argv[i]);
       }
     }
-    return new Args(producer != null ? producer : SocketPaths.defaultProducer(),
-        consumer != null ? consumer : SocketPaths.defaultConsumer(), mode, background, logFile, level);
+    return new Args(producer != null ? producer : DefaultSockets.producer(),
+        consumer != null ? consumer : DefaultSockets.consumer(), mode, background, logFile, level);
   }
 
   private static String next(String[] argv, int i, String flag) {

@@ -1,11 +1,11 @@
 package org.jperfetto.cli;
 
 import com.google.protobuf.CodedInputStream;
-import com.google.protobuf.WireFormat;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import org.jperfetto.abi.TracePacketRecord;
 import org.jperfetto.protos.TracePacket;
 import org.jperfetto.protos.TraceStats;
 
@@ -17,8 +17,6 @@ import org.jperfetto.protos.TraceStats;
  */
 public final class TraceSummary implements Subcommand {
   static final String NAME = "summary";
-  /** Trace.packet: field 1, length-delimited. */
-  private static final int PACKET_TAG = 1 << 3 | WireFormat.WIRETYPE_LENGTH_DELIMITED;
 
   @Override
   public String name() {
@@ -64,7 +62,7 @@ public final class TraceSummary implements Subcommand {
     int outcome = 0;
     while (!cis.isAtEnd()) {
       int tag = cis.readTag();
-      if (tag != PACKET_TAG) {
+      if (tag != TracePacketRecord.PACKET_TAG) {
         cis.skipField(tag);
         continue;
       }

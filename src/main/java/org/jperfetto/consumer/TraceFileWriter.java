@@ -5,22 +5,21 @@ import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.util.List;
+import org.jperfetto.abi.TracePacketRecord;
 
 /**
- * Writes packets in the Perfetto trace file format: each packet as field 1 of
- * {@code perfetto.protos.Trace}, that is the tag byte {@code 0x0A}, the packet size as a varint,
- * then the packet bytes. The slices of a packet are written as they are, never joined first.
+ * Writes packets in the Perfetto trace file format, each as a {@link TracePacketRecord} (field 1
+ * of {@code perfetto.protos.Trace}). The slices of a packet are written as they are, never joined
+ * first.
  *
  * <p>Single writer: {@link #onPacket} from one thread at a time. The counters may be read from
  * any thread.
  */
 public final class TraceFileWriter implements TracePacketSink, AutoCloseable {
-  /** Field 1 (Trace.packet), wire type 2 (length-delimited). */
-  static final int PACKET_TAG = (1 << 3) | 2;
   private static final int BUFFER_BYTES = 64 * 1024;
 
   private final OutputStream out;
-  private final byte[] preamble = new byte[1 + 5];
+  private final byte[] preamble = new byte[TracePacketRecord.MAX_HEADER_SIZE];
   private volatile long bytesWritten;
   private volatile long packetsWritten;
 
@@ -31,17 +30,7 @@ public final class TraceFileWriter implements TracePacketSink, AutoCloseable {
 
   @Override
   public void onPacket(List<ByteString> slices, int size) throws IOException {
-    if (size < 0) {
-      throw new IllegalArgumentException("negative packet size: " + size);
-    }
-    int n = 0;
-    preamble[n++] = (byte) PACKET_TAG;
-    int v = size;
-    while ((v & ~0x7F) != 0) {
-      preamble[n++] = (byte) ((v & 0x7F) | 0x80);
-      v >>>= 7;
-    }
-    preamble[n++] = (byte) v;
+    int n = TracePacketRecord.putHeader(preamble, 0, size);
     out.write(preamble, 0, n);
     long written = 0;
     for (int i = 0; i < slices.size(); i++) {

@@ -1,12 +1,23 @@
 package org.jperfetto.producer;
 
+import java.lang.System.Logger.Level;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
+import org.jperfetto.abi.SharedMemoryAbi;
 import org.jperfetto.protos.DataSourceConfig;
+import org.jperfetto.protos.TraceConfig;
 
 /**
- * Startup tracing's bookkeeping on the producer's own SMB (upstream's target buffer reservations):
- * data sources started before the service knows of them write with a placeholder target buffer,
+ * Startup tracing (upstream's {@code SetupStartupTracingBlocking}): instances of the producer's
+ * data sources started before it connects, on its own SMB, until a session of the service adopts
+ * each or startup tracing is aborted ({@link #start}, {@link #adopt}, {@link #abort}; producer
+ * thread).
+ *
+ * <p>The bookkeeping behind them on the SMB is upstream's target buffer reservations: data
+ * sources started before the service knows of them write with a placeholder target buffer,
  * {@code reservation << 16}; their commits and writer registrations are held back until the
  * service starts a matching data source, whose real target buffer then replaces the placeholder
  * (binding), or until startup tracing is aborted (bound to buffer 0, which the service discards
@@ -16,6 +27,7 @@ import org.jperfetto.protos.DataSourceConfig;
  * SharedMemoryArbiter.CommitSink}: before a connection exists, nothing goes anywhere.
  */
 final class StartupTracing implements SharedMemoryArbiter.CommitSink {
+  private static final System.Logger LOG = System.getLogger(StartupTracing.class.getName());
   /** Placeholder bound to this: the service has no buffer 0, so it drops the chunks and frees them. */
   static final int ABORTED = 0;
   private static final int UNBOUND = -1;
@@ -29,6 +41,127 @@ final class StartupTracing implements SharedMemoryArbiter.CommitSink {
   private CommitBatch held = new CommitBatch();
   private int lastReservation;
   private volatile SharedMemoryArbiter.CommitSink connection;
+
+  // The startup instances and the SMB they write into: producer thread.
+  private final String producerName;
+  private final List<Instance> instances = new ArrayList<>();
+  private ProvidedSmb smb;
+  private SharedMemoryArbiter arbiter;
+  private volatile int pending;
+
+  /** One startup instance: started before any session, adopted by one or aborted. */
+  private static final class Instance {
+    final ActiveInstance<?> active;
+    final int placeholder;
+    final DataSourceConfig config;
+    boolean adopted;
+    boolean aborted;
+
+    Instance(ActiveInstance<?> active, int placeholder, DataSourceConfig config) {
+      this.active = active;
+      this.placeholder = placeholder;
+      this.config = config;
+    }
+  }
+
+  /** Reservations only, with no instances or SMB of its own (tests of the bookkeeping). */
+  StartupTracing() {
+    this("");
+  }
+
+  private StartupTracing(String producerName) {
+    this.producerName = producerName;
+  }
+
+  /**
+   * Starts on smb an instance of each data source config lists (those dataSourceNamed knows),
+   * each writing with its own placeholder target buffer.
+   */
+  static StartupTracing start(String producerName, TraceConfig config,
+      Function<String, DataSource<?>> dataSourceNamed, ProvidedSmb smb) {
+    StartupTracing st = new StartupTracing(producerName);
+    st.smb = smb;
+    st.arbiter = new SharedMemoryArbiter(new SharedMemoryAbi(smb.segment(), smb.pageSize()), st);
+    long localId = 0;
+    for (TraceConfig.DataSource d : config.getDataSourcesList()) {
+      DataSource<?> ds = dataSourceNamed.apply(d.getConfig().getName());
+      if (ds == null) {
+        continue;
+      }
+      int placeholder = st.reserve();
+      // Local instance ids are negative: the service's are positive.
+      ActiveInstance<?> a = ActiveInstance.setUp(ds, --localId,
+          d.getConfig().toBuilder().setTargetBuffer(placeholder).build(), st.arbiter);
+      if (a == null) {
+        st.bind(placeholder, ABORTED);
+        continue;
+      }
+      a.start(st.arbiter);
+      a.startedEarly = true;
+      st.instances.add(new Instance(a, placeholder, d.getConfig()));
+    }
+    st.pending = st.instances.size();
+    LOG.log(Level.DEBUG, () -> "producer " + producerName + ": startup tracing with "
+        + st.instances.size() + " instances");
+    return st;
+  }
+
+  /** The SMB the startup instances write into, for the first connection to offer; then null. */
+  ProvidedSmb takeSmb() {
+    ProvidedSmb s = smb;
+    smb = null;
+    return s;
+  }
+
+  /** The arbiter of the startup SMB, which the connection that took it goes on using. */
+  SharedMemoryArbiter arbiter() {
+    return arbiter;
+  }
+
+  /** Startup instances still waiting for a session; any thread. */
+  int pending() {
+    return pending;
+  }
+
+  /**
+   * A session's setup_data_source: the startup instance that traces what config asks for, now
+   * bound to the session's target buffer; null if none waits for it.
+   */
+  ActiveInstance<?> adopt(DataSourceConfig config) {
+    for (Instance s : instances) {
+      if (!s.adopted && !s.aborted && sameRequest(s.config, config)) {
+        s.adopted = true;
+        pending--;
+        bind(s.placeholder, config.getTargetBuffer());
+        return s.active;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Stops the startup instances no session adopted; what they wrote goes nowhere.
+   *
+   * @return whether any was still waiting (the held commits then want a drain)
+   */
+  boolean abort(String why) {
+    boolean any = false;
+    for (Instance s : instances) {
+      if (s.adopted || s.aborted) {
+        continue;
+      }
+      s.aborted = true;
+      any = true;
+      s.active.stop(() -> { });
+      s.active.release();
+      bind(s.placeholder, ABORTED);
+    }
+    if (any) {
+      pending = 0;
+      LOG.log(Level.INFO, "producer " + producerName + ": startup tracing aborted: " + why);
+    }
+    return any;
+  }
 
   static boolean isPlaceholder(int targetBuffer) {
     return (targetBuffer >>> 16) != 0;

@@ -1,12 +1,9 @@
 package org.jperfetto.producer;
 
-import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageLite;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -20,22 +17,16 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jperfetto.abi.SharedMemoryAbi;
-import org.jperfetto.abi.ShmSizes;
 import org.jperfetto.ipc.BoundService;
 import org.jperfetto.ipc.IpcClient;
 import org.jperfetto.ipc.IpcException;
 import org.jperfetto.ipc.Reply;
-import org.jperfetto.os.Errno;
-import org.jperfetto.os.ErrnoException;
 import org.jperfetto.os.Fds;
-import org.jperfetto.os.MemFd;
-import org.jperfetto.os.SharedMapping;
 import org.jperfetto.protos.DataSourceConfig;
 import org.jperfetto.protos.DataSourceDescriptor;
 import org.jperfetto.protos.GetAsyncCommandRequest;
 import org.jperfetto.protos.GetAsyncCommandResponse;
 import org.jperfetto.protos.InitializeConnectionRequest;
-import org.jperfetto.protos.InitializeConnectionResponse;
 import org.jperfetto.protos.NotifyDataSourceStartedRequest;
 import org.jperfetto.protos.NotifyDataSourceStoppedRequest;
 import org.jperfetto.protos.RegisterDataSourceRequest;
@@ -70,14 +61,9 @@ public final class TracingProducer implements AutoCloseable {
 
   private final String name;
   private final String socketPath;
-  private final int smbSizeHint;
-  private final int smbPageSizeHint;
   private final long initialBackoffMs;
   private final long maxBackoffMs;
-  private final boolean provideSmb;
-  private final long providedSmbSize;
-  private final int providedSmbSeals;
-  private final org.jperfetto.protos.TraceConfig startupConfig;
+  private final SmbNegotiation smb;
   private final Duration startupTimeout;
   private final ScheduledExecutorService executor;
   private final List<DataSource<?>> dataSources = new CopyOnWriteArrayList<>();
@@ -92,23 +78,14 @@ public final class TracingProducer implements AutoCloseable {
   private volatile int connections;
   private volatile boolean usingProvidedSmb;
 
-  // startup tracing (producer thread): the SMB and arbiter made before connecting, until the first
-  // connection takes them; the instances started on them.
-  private StartupTracing startup;
-  private ProvidedSmb startupSmb;
-  private SharedMemoryArbiter startupArbiter;
-  private final List<StartupInstance> startupInstances = new java.util.ArrayList<>();
-  private volatile int startupPending;
+  /** Startup tracing's instances and SMB, if asked for (set on the producer thread). */
+  private volatile StartupTracing startup;
 
   private TracingProducer(Builder b) {
     this.name = b.name;
     this.socketPath = b.socketPath != null ? b.socketPath : ProducerSockets.defaultPath();
-    this.smbSizeHint = b.smbSizeHint;
-    this.smbPageSizeHint = b.smbPageSizeHint;
-    this.provideSmb = b.provideSmb;
-    this.providedSmbSize = b.providedSmbSize;
-    this.providedSmbSeals = b.providedSmbSeals;
-    this.startupConfig = b.startupConfig;
+    this.smb = new SmbNegotiation(name, b.smbSizeHint, b.smbPageSizeHint, b.provideSmb,
+        b.providedSmbSize, b.providedSmbSeals);
     this.startupTimeout = b.startupTimeout;
     this.initialBackoffMs = b.initialBackoff.toMillis();
     this.maxBackoffMs = b.maxBackoff.toMillis();
@@ -266,7 +243,8 @@ public final class TracingProducer implements AutoCloseable {
 
   /** Startup tracing instances still waiting for a session to adopt them. */
   public int startupTracingPending() {
-    return startupPending;
+    StartupTracing st = startup;
+    return st == null ? 0 : st.pending();
   }
 
   /** Connections initialized so far (1 after the first, 2 after a reconnect, ...). */
@@ -395,50 +373,23 @@ public final class TracingProducer implements AutoCloseable {
       return;
     }
     c.port = port;
-    // As upstream's SDK: both hints always present (0 = the service's default), SMB scraping asked
-    // for (so the service can read chunks our idle writers still hold), and GetAsyncCommand
-    // pipelined right behind InitializeConnection.
+    // As upstream's SDK: SMB scraping asked for (so the service can read chunks our idle writers
+    // still hold), and GetAsyncCommand pipelined right behind InitializeConnection.
     InitializeConnectionRequest.Builder init = InitializeConnectionRequest.newBuilder()
-        .setSharedMemoryPageSizeHintBytes(smbPageSizeHint)
-        .setSharedMemorySizeHintBytes(smbSizeHint)
         .setProducerName(name)
         .setSmbScrapingMode(InitializeConnectionRequest.ProducerSMBScrapingMode.SMB_SCRAPING_ENABLED);
-    int fd = -1;
-    if (provideSmb) {
-      if (startupSmb != null) { // the first connection takes what startup tracing writes into
-        c.providedSmb = startupSmb;
-        c.startup = startup;
-        startupSmb = null;
-      } else {
-        c.providedSmb = createProvidedSmb();
-      }
-      if (c.providedSmb != null) {
-        // The service adopts it only if the hints are its exact sizes.
-        init.setSharedMemoryPageSizeHintBytes(c.providedSmb.pageSize())
-            .setSharedMemorySizeHintBytes((int) c.providedSmb.segment().byteSize())
-            .setProducerProvidedShmem(true);
-        fd = c.providedSmb.fd();
-      }
+    // The first connection offers what startup tracing writes into.
+    ProvidedSmb startupSmb = startup != null ? startup.takeSmb() : null;
+    c.providedSmb = smb.offer(init, startupSmb);
+    if (startupSmb != null && c.providedSmb == startupSmb) {
+      c.startup = startup;
     }
     init.setSdkVersion(SDK_VERSION);
-    port.invoke("InitializeConnection", init.build().toByteString(), fd)
+    port.invoke("InitializeConnection", init.build().toByteString(),
+        c.providedSmb != null ? c.providedSmb.fd() : -1)
         .whenComplete((reply, e) -> run(() -> onInitialized(c, reply, e)));
     port.invokeStreaming("GetAsyncCommand", GetAsyncCommandRequest.getDefaultInstance().toByteString(), -1,
         reply -> onAsyncCommandReply(c, reply));
-  }
-
-  /** Our own SMB for this connection; null (the service's will do) if the kernel refuses one. */
-  private ProvidedSmb createProvidedSmb() {
-    ShmSizes sizes = ShmSizes.validate(Integer.toUnsignedLong(smbSizeHint),
-        Integer.toUnsignedLong(smbPageSizeHint));
-    long size = providedSmbSize != 0 ? providedSmbSize : sizes.size();
-    try {
-      return ProvidedSmb.create(size, sizes.pageSize(), providedSmbSeals);
-    } catch (ErrnoException e) {
-      LOG.log(Level.WARNING, "producer " + name + ": cannot make its own SMB (" + e.getMessage()
-          + "); the service will provide one");
-      return null;
-    }
   }
 
   private void onInitialized(Connection c, Reply reply, Throwable err) {
@@ -451,14 +402,7 @@ public final class TracingProducer implements AutoCloseable {
       return;
     }
     if (c.providedSmb != null) {
-      boolean adopted;
-      try {
-        adopted = InitializeConnectionResponse.parseFrom(reply.bytes()).getUsingShmemProvidedByProducer();
-      } catch (InvalidProtocolBufferException e) {
-        LOG.log(Level.WARNING, "producer " + name + ": malformed InitializeConnectionResponse: " + e.getMessage());
-        adopted = false;
-      }
-      if (adopted) {
+      if (smb.adopted(reply)) {
         useProvidedSmb(c);
       } else {
         // Unlike upstream's SDK (which reconnects without it), keep this connection: the service
@@ -528,7 +472,7 @@ public final class TracingProducer implements AutoCloseable {
       case FLUSH -> flush(c, cmd.getFlush());
       case CLEAR_INCREMENTAL_STATE -> {
         for (long id : cmd.getClearIncrementalState().getDataSourceIdsList()) {
-          Active<?> a = c.instances.get(id);
+          ActiveInstance<?> a = c.instances.get(id);
           if (a != null) {
             a.clearIncrementalState();
           }
@@ -542,71 +486,33 @@ public final class TracingProducer implements AutoCloseable {
   /** Writers go into our own SMB, which the service adopted. */
   private void useProvidedSmb(Connection c) {
     if (c.arbiter == null) {
-      ProvidedSmb smb = c.providedSmb;
+      ProvidedSmb own = c.providedSmb;
       if (c.startup != null) {
-        c.arbiter = startupArbiter;
+        c.arbiter = c.startup.arbiter();
         c.startup.connect(c);
         run(c.drainTask); // what startup writers committed before (held until adopted)
       } else {
-        c.arbiter = new SharedMemoryArbiter(new SharedMemoryAbi(smb.segment(), smb.pageSize()), c);
+        c.arbiter = new SharedMemoryArbiter(new SharedMemoryAbi(own.segment(), own.pageSize()), c);
       }
       c.usingProvidedSmb = true;
       LOG.log(Level.DEBUG, () -> "producer " + name + ": the service adopted our SMB, size="
-          + smb.segment().byteSize() + " page=" + smb.pageSize());
+          + own.segment().byteSize() + " page=" + own.pageSize());
     }
   }
 
-  /** Maps the service's SMB after checking what came with setup_tracing. */
+  /** setup_tracing: our own SMB if the service adopted it, else the one it sent (fd). */
   private void setUpTracing(Connection c, int pageSizeKb, int fd) {
-    try {
-      if (fd < 0 && c.providedSmb != null) {
-        // Without an fd: the service adopted ours (this may come before the InitializeConnection answer).
-        useProvidedSmb(c);
-        return;
-      }
-      if (c.arbiter != null) {
-        LOG.log(Level.WARNING, "producer " + name + ": setup_tracing again; keeping the first SMB");
-        return;
-      }
-      if (fd < 0) {
-        LOG.log(Level.ERROR, "producer " + name + ": setup_tracing without a shared memory fd");
-        return;
-      }
-      long pageSize = pageSizeKb * 1024L;
-      if (pageSize > SharedMemoryAbi.MAX_PAGE_SIZE || !SharedMemoryAbi.isValidPageSize((int) pageSize)) {
-        LOG.log(Level.ERROR, "producer " + name + ": setup_tracing page size invalid: page_size_kb=" + pageSizeKb);
-        return;
-      }
-      long size = MemFd.size(fd);
-      if (size <= 0 || size > ShmSizes.MAX_SIZE /* upstream's kMaxShmSize */ || size % pageSize != 0) {
-        LOG.log(Level.ERROR, "producer " + name + ": shared memory size invalid: size=" + size
-            + " page=" + pageSize);
-        return;
-      }
-      if (!shrinkSealedOrUnsealable(fd)) {
-        LOG.log(Level.ERROR, "producer " + name + ": shared memory fd can shrink under us (no F_SEAL_SHRINK)");
-        return;
-      }
-      MemorySegment smb = SharedMapping.map(fd, size, Arena.ofAuto());
-      c.arbiter = new SharedMemoryArbiter(new SharedMemoryAbi(smb, (int) pageSize), c);
-      LOG.log(Level.DEBUG, () -> "producer " + name + ": SMB mapped, size=" + size + " page=" + pageSize);
-    } catch (ErrnoException e) {
-      LOG.log(Level.ERROR, "producer " + name + ": mapping the shared memory failed: " + e.getMessage());
-    } finally {
+    if (fd < 0 && c.providedSmb != null) {
+      // Without an fd: the service adopted ours (this may come before the InitializeConnection answer).
+      useProvidedSmb(c);
+      return;
+    }
+    if (c.arbiter != null) {
+      LOG.log(Level.WARNING, "producer " + name + ": setup_tracing again; keeping the first SMB");
       Fds.closeQuietly(fd);
+      return;
     }
-  }
-
-  /** A memfd must carry F_SEAL_SHRINK; a file that cannot be sealed at all is accepted, as upstream. */
-  private static boolean shrinkSealedOrUnsealable(int fd) throws ErrnoException {
-    try {
-      return (MemFd.seals(fd) & MemFd.F_SEAL_SHRINK) != 0;
-    } catch (ErrnoException e) {
-      if (e.errno() == Errno.EINVAL) {
-        return true;
-      }
-      throw e;
-    }
+    c.arbiter = smb.mapServiceSmb(pageSizeKb, fd, c);
   }
 
   private DataSource<?> dataSourceNamed(String dsName) {
@@ -618,28 +524,25 @@ public final class TracingProducer implements AutoCloseable {
     return null;
   }
 
-  private Active<?> setUpInstance(Connection c, long id, DataSourceConfig config) {
-    Active<?> existing = c.instances.get(id);
+  private ActiveInstance<?> setUpInstance(Connection c, long id, DataSourceConfig config) {
+    ActiveInstance<?> existing = c.instances.get(id);
     if (existing != null) {
       return existing;
     }
-    StartupInstance early = adoptable(c, config);
+    ActiveInstance<?> early = c.startup != null ? c.startup.adopt(config) : null;
     if (early != null) {
-      early.adopted = true;
-      startupPending--;
-      c.startup.bind(early.placeholder, config.getTargetBuffer());
-      c.instances.put(id, early.active);
+      c.instances.put(id, early);
       run(c.drainTask);
       LOG.log(Level.DEBUG, () -> "producer " + name + ": session instance " + id + " adopted startup instance of "
           + config.getName());
-      return early.active;
+      return early;
     }
     DataSource<?> ds = dataSourceNamed(config.getName());
     if (ds == null) {
       LOG.log(Level.WARNING, "producer " + name + ": no data source named " + config.getName());
       return null;
     }
-    Active<?> a = Active.setUp(ds, id, config, c.arbiter);
+    ActiveInstance<?> a = ActiveInstance.setUp(ds, id, config, c.arbiter);
     if (a != null) {
       c.instances.put(id, a);
     } else {
@@ -654,7 +557,7 @@ public final class TracingProducer implements AutoCloseable {
       LOG.log(Level.ERROR, "producer " + name + ": start_data_source before setup_tracing: instance " + id);
       return;
     }
-    Active<?> a = setUpInstance(c, id, config);
+    ActiveInstance<?> a = setUpInstance(c, id, config);
     if (a == null) {
       return;
     }
@@ -667,7 +570,7 @@ public final class TracingProducer implements AutoCloseable {
   }
 
   private void stopInstance(Connection c, long id) {
-    Active<?> a = c.instances.get(id);
+    ActiveInstance<?> a = c.instances.get(id);
     if (a == null) {
       LOG.log(Level.DEBUG, () -> "producer " + name + ": stop for unknown instance " + id);
       return;
@@ -680,7 +583,7 @@ public final class TracingProducer implements AutoCloseable {
     });
   }
 
-  private void finishStop(Connection c, long id, Active<?> a) {
+  private void finishStop(Connection c, long id, ActiveInstance<?> a) {
     a.release();
     c.instances.remove(id);
     if (c.lost) {
@@ -712,7 +615,7 @@ public final class TracingProducer implements AutoCloseable {
       }
     };
     for (long id : flush.getDataSourceIdsList()) {
-      Active<?> a = c.instances.get(id);
+      ActiveInstance<?> a = c.instances.get(id);
       if (a != null) {
         left.incrementAndGet();
         buffers.add(a.instance.config().getTargetBuffer());
@@ -743,81 +646,17 @@ public final class TracingProducer implements AutoCloseable {
 
   // ---- startup tracing (producer thread) ----
 
-  /** One startup instance: started before any session, adopted by one or aborted. */
-  private static final class StartupInstance {
-    final Active<?> active;
-    final int placeholder;
-    final DataSourceConfig config;
-    boolean adopted;
-    boolean aborted;
-
-    StartupInstance(Active<?> active, int placeholder, DataSourceConfig config) {
-      this.active = active;
-      this.placeholder = placeholder;
-      this.config = config;
-    }
-  }
-
   private void setUpStartupTracing(org.jperfetto.protos.TraceConfig config) {
-    ProvidedSmb smb = createProvidedSmb();
-    if (smb == null) {
-      return;
+    ProvidedSmb own = smb.create();
+    if (own != null) {
+      startup = StartupTracing.start(name, config, this::dataSourceNamed, own);
     }
-    StartupTracing st = new StartupTracing();
-    SharedMemoryArbiter arbiter = new SharedMemoryArbiter(new SharedMemoryAbi(smb.segment(), smb.pageSize()), st);
-    long localId = 0;
-    for (org.jperfetto.protos.TraceConfig.DataSource d : config.getDataSourcesList()) {
-      DataSource<?> ds = dataSourceNamed(d.getConfig().getName());
-      if (ds == null) {
-        continue;
-      }
-      int placeholder = st.reserve();
-      // Local instance ids are negative: the service's are positive.
-      Active<?> a = Active.setUp(ds, --localId, d.getConfig().toBuilder().setTargetBuffer(placeholder).build(),
-          arbiter);
-      if (a == null) {
-        st.bind(placeholder, StartupTracing.ABORTED);
-        continue;
-      }
-      a.start(arbiter);
-      a.startedEarly = true;
-      startupInstances.add(new StartupInstance(a, placeholder, d.getConfig()));
-    }
-    startup = st;
-    startupSmb = smb;
-    startupArbiter = arbiter;
-    startupPending = startupInstances.size();
-    LOG.log(Level.DEBUG, () -> "producer " + name + ": startup tracing with " + startupInstances.size() + " instances");
-  }
-
-  private StartupInstance adoptable(Connection c, DataSourceConfig config) {
-    if (c.startup == null) {
-      return null;
-    }
-    for (StartupInstance s : startupInstances) {
-      if (!s.adopted && !s.aborted && StartupTracing.sameRequest(s.config, config)) {
-        return s;
-      }
-    }
-    return null;
   }
 
   /** Stops the startup instances no session adopted; what they wrote goes nowhere. */
   private void abortStartupTracing(String why) {
-    boolean any = false;
-    for (StartupInstance s : startupInstances) {
-      if (s.adopted || s.aborted) {
-        continue;
-      }
-      s.aborted = true;
-      any = true;
-      s.active.stop(() -> { });
-      s.active.release();
-      startup.bind(s.placeholder, StartupTracing.ABORTED);
-    }
-    if (any) {
-      startupPending = 0;
-      LOG.log(Level.INFO, "producer " + name + ": startup tracing aborted: " + why);
+    StartupTracing st = startup;
+    if (st != null && st.abort(why)) {
       Connection c = connection;
       if (c != null && c.startup != null) {
         run(c.drainTask);
@@ -864,7 +703,7 @@ public final class TracingProducer implements AutoCloseable {
     if (c.startup != null) {
       abortStartupTracing("disconnected before a session adopted it");
     }
-    for (Active<?> a : c.instances.values()) {
+    for (ActiveInstance<?> a : c.instances.values()) {
       a.stop(() -> { });
       a.release();
     }
@@ -933,7 +772,7 @@ public final class TracingProducer implements AutoCloseable {
     boolean usingProvidedSmb;
     boolean initialized;
     volatile boolean lost;
-    final Map<Long, Active<?>> instances = new HashMap<>();
+    final Map<Long, ActiveInstance<?>> instances = new HashMap<>();
     /** Guards a drain: taking the arbiter's batch, encoding it, queuing it on the socket. */
     private final Object drainLock = new Object();
     private CommitBatch spare = new CommitBatch(); // guarded by drainLock
@@ -1023,59 +862,6 @@ public final class TracingProducer implements AutoCloseable {
     public void unregisterTraceWriter(int writerId) {
       run(() -> invokeNoReply("UnregisterTraceWriter",
           UnregisterTraceWriterRequest.newBuilder().setTraceWriterId(writerId).build()));
-    }
-  }
-
-  /** An instance of a data source in this connection (keeps the generic type together). */
-  private static final class Active<S> {
-    final DataSource<S> dataSource;
-    final DataSourceInstance<S> instance;
-    /** Started by startup tracing: a session's start_data_source does not start it again. */
-    boolean startedEarly;
-
-    private Active(DataSource<S> dataSource, DataSourceInstance<S> instance) {
-      this.dataSource = dataSource;
-      this.instance = instance;
-    }
-
-    static <S> Active<S> setUp(DataSource<S> ds, long id, DataSourceConfig config, SharedMemoryArbiter arbiter) {
-      int index = ds.freeSlot();
-      if (index < 0) {
-        return null;
-      }
-      DataSourceInstance<S> instance = new DataSourceInstance<>(id, index, config);
-      ds.setUp(instance, arbiter, config.getTargetBuffer());
-      instance.state(ds.handler().onSetup(instance));
-      return new Active<>(ds, instance);
-    }
-
-    void start(SharedMemoryArbiter arbiter) {
-      DataSource.Slot<S> slot = dataSource.slot(instance.index());
-      if (slot.arbiter() != arbiter) {
-        dataSource.setUp(instance, arbiter, instance.config().getTargetBuffer());
-      }
-      dataSource.handler().onStart(instance);
-      dataSource.activate(instance.index());
-    }
-
-    void stop(DataSourceHandler.StopHandle handle) {
-      dataSource.handler().onStop(instance, handle);
-    }
-
-    void release() {
-      DataSource.Slot<S> slot = dataSource.slot(instance.index());
-      if (slot != null && slot.instance() == instance) {
-        dataSource.release(instance.index());
-      }
-    }
-
-    void flush(DataSourceHandler.FlushHandle done) {
-      dataSource.handler().onFlush(instance, done);
-    }
-
-    void clearIncrementalState() {
-      instance.clearIncrementalState();
-      dataSource.handler().onClearIncrementalState(instance);
     }
   }
 }

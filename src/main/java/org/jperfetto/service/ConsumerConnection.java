@@ -42,7 +42,7 @@ final class ConsumerConnection implements ConsumerEndpoint {
   @Override
   public String changeTraceConfig(TraceConfig config) {
     service.checkThread();
-    return session == null ? "no tracing session to change" : service.changeTraceConfig(session, config);
+    return session == null ? "no tracing session to change" : service.sessionRequests().changeTraceConfig(session, config);
   }
 
   @Override
@@ -51,13 +51,13 @@ final class ConsumerConnection implements ConsumerEndpoint {
     if (session == null) {
       return "no tracing session to detach";
     }
-    return service.detach(this, key);
+    return service.sessionRequests().detach(this, key);
   }
 
   @Override
   public Optional<TraceConfig> attach(String key) {
     service.checkThread();
-    return connected ? service.attach(this, key) : Optional.empty();
+    return connected ? service.sessionRequests().attach(this, key) : Optional.empty();
   }
 
   @Override
@@ -69,13 +69,13 @@ final class ConsumerConnection implements ConsumerEndpoint {
   @Override
   public org.jperfetto.protos.TracingServiceState queryServiceState(boolean sessionsOnly) {
     service.checkThread();
-    return service.queryServiceState(uid, sessionsOnly);
+    return service.queries().serviceState(uid, sessionsOnly);
   }
 
   @Override
   public org.jperfetto.protos.TracingServiceCapabilities queryCapabilities() {
     service.checkThread();
-    return TracingService.capabilities();
+    return ServiceQueries.capabilities();
   }
 
   @Override
@@ -88,7 +88,7 @@ final class ConsumerConnection implements ConsumerEndpoint {
   @Override
   public void cloneSession(long sessionId, String uniqueSessionName, Optional<TraceFileSink> outputFile) {
     service.checkThread();
-    service.cloneSession(this, sessionId, uniqueSessionName, outputFile);
+    service.sessionRequests().cloneSession(this, sessionId, uniqueSessionName, outputFile);
   }
 
   @Override
@@ -116,7 +116,7 @@ final class ConsumerConnection implements ConsumerEndpoint {
       callbacks.onTraceData(java.util.List.of(), false);
       return;
     }
-    service.readBuffers(session);
+    service.reader().readBuffers(session);
   }
 
   @Override
@@ -130,7 +130,7 @@ final class ConsumerConnection implements ConsumerEndpoint {
   @Override
   public TraceStats traceStats() {
     service.checkThread();
-    return service.traceStats(session);
+    return service.queries().traceStats(session);
   }
 
   @Override

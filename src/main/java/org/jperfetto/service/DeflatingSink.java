@@ -14,12 +14,12 @@ final class DeflatingSink extends PacketGlue {
   /** Input bytes per compressed packet. */
   static final int MAX_INPUT = 512 * 1024;
 
-  private final TracingService.SliceSink downstream;
+  private final SliceSink downstream;
   private final ServicePackets packets;
   private final ByteArrayOutputStream input = new ByteArrayOutputStream();
   private final SliceBatch out = new SliceBatch();
 
-  DeflatingSink(TracingService.SliceSink downstream, ServicePackets packets) {
+  DeflatingSink(SliceSink downstream, ServicePackets packets) {
     this.downstream = downstream;
     this.packets = packets;
   }

@@ -2,14 +2,15 @@ package org.jperfetto.service;
 
 import com.google.protobuf.ByteString;
 import java.util.List;
+import org.jperfetto.abi.TracePacketRecord;
 import org.jperfetto.protos.ReadBuffersResponse;
 
 /**
  * Joins ReadBuffers slices back into whole packets for the sinks that need packets (the
- * compressor, the trace file), each as it would sit in a trace file: the Trace.packet preamble
- * (tag 0x0a and the length varint) then the packet bytes.
+ * compressor, the trace file), each as it would sit in a trace file: its
+ * {@link TracePacketRecord} header (the preamble) then the packet bytes.
  */
-abstract class PacketGlue implements TracingService.SliceSink {
+abstract class PacketGlue implements SliceSink {
   private ByteString pending = ByteString.EMPTY;
 
   @Override
@@ -19,24 +20,10 @@ abstract class PacketGlue implements TracingService.SliceSink {
       if (s.getLastSliceForPacket()) {
         ByteString packet = pending;
         pending = ByteString.EMPTY;
-        onPacket(preamble(packet.size()), packet);
+        onPacket(TracePacketRecord.header(packet.size()), packet);
       }
     }
     onBatchEnd(hasMore);
-  }
-
-  /** Trace.packet (field 1, length-delimited) tag and the length as a varint. */
-  static byte[] preamble(int length) {
-    byte[] out = new byte[6];
-    out[0] = 0x0a;
-    int n = 1;
-    int v = length;
-    while ((v & ~0x7F) != 0) {
-      out[n++] = (byte) ((v & 0x7F) | 0x80);
-      v >>>= 7;
-    }
-    out[n++] = (byte) v;
-    return java.util.Arrays.copyOf(out, n);
   }
 
   abstract void onPacket(byte[] preamble, ByteString packet);

@@ -29,36 +29,32 @@ final class PeriodicTasks {
       if (auto || flushOnWrite) {
         flushPeriod = flushOnWrite ? 0 : TracingService.DEFAULT_FILE_WRITE_PERIOD_MS;
       }
-      every(service, s.id, period, flushOnWrite
-          ? live -> service.flush(live, 0, ServiceFlushFlags.PERIODIC, ok -> drainIfLive(service, live.id))
-          : service::drainIntoFile);
+      every(service, s, period, flushOnWrite
+          ? live -> service.flush(live, 0, ServiceFlushFlags.PERIODIC, ok -> drainIfLive(service, live))
+          : service.reader()::drainIntoFile);
     }
     if (flushPeriod > 0) {
-      every(service, s.id, Math.max(TracingService.MIN_PERIODIC_TASK_MS, flushPeriod),
+      every(service, s, Math.max(TracingService.MIN_PERIODIC_TASK_MS, flushPeriod),
           live -> service.flush(live, 0, ServiceFlushFlags.PERIODIC, ok -> { }));
     }
     long clearPeriod = Integer.toUnsignedLong(s.config.getIncrementalStateConfig().getClearPeriodMs());
     if (clearPeriod > 0) {
-      every(service, s.id, Math.max(TracingService.MIN_PERIODIC_TASK_MS, clearPeriod),
+      every(service, s, Math.max(TracingService.MIN_PERIODIC_TASK_MS, clearPeriod),
           service::clearIncrementalState);
     }
   }
 
-  private static void drainIfLive(TracingService service, long sessionId) {
-    TracingSession live = service.liveSession(sessionId);
-    if (live != null && live.state == TracingSession.State.STARTED) {
-      service.drainIntoFile(live);
-    }
+  /** After a flush's answer: the drain, if the session still traces. */
+  private static void drainIfLive(TracingService service, TracingSession s) {
+    service.sessionTasks().runIfLive(s.id, SessionTasks.in(TracingSession.State.STARTED),
+        service.reader()::drainIntoFile);
   }
 
-  private static void every(TracingService service, long sessionId, long periodMs,
+  private static void every(TracingService service, TracingSession s, long periodMs,
       Consumer<TracingSession> task) {
-    service.taskRunner().postDelayed(() -> {
-      TracingSession live = service.liveSession(sessionId);
-      if (live != null && live.state == TracingSession.State.STARTED) {
-        task.accept(live);
-        every(service, sessionId, periodMs, task);
-      }
-    }, periodMs);
+    service.sessionTasks().after(periodMs, s, SessionTasks.in(TracingSession.State.STARTED), live -> {
+      task.accept(live);
+      every(service, live, periodMs, task);
+    });
   }
 }

@@ -205,7 +205,7 @@ final class ProducerConnection implements ProducerEndpoint {
   /** Copies a committed SMB chunk into its buffer and frees it (page, chunk: untrusted). */
   private void moveChunk(int page, int chunk, int targetBuffer) {
     if (reader == null) {
-      service.countDiscardedChunk(); // committed before any SMB was set up
+      service.queries().countDiscardedChunk(); // committed before any SMB was set up
       return;
     }
     ChunkReadResult r = reader.acquireCommitted(page, chunk);
@@ -275,7 +275,7 @@ final class ProducerConnection implements ProducerEndpoint {
       return;
     }
     if (writerId == 0 || Integer.compareUnsigned(writerId, ChunkHeader.MAX_WRITER_ID) > 0) {
-      service.countDiscardedPatches(patches.count());
+      service.queries().countDiscardedPatches(patches.count());
       return;
     }
     service.patchChunk(this, targetBuffer, writerId, chunkId, patches, morePatches);
@@ -344,7 +344,7 @@ final class ProducerConnection implements ProducerEndpoint {
       return;
     }
     triggersActivated += triggerNames.size();
-    service.activateTriggers(this, triggerNames);
+    service.triggers().activate(this, triggerNames);
   }
 
   @Override
@@ -374,7 +374,7 @@ final class ProducerConnection implements ProducerEndpoint {
 
   private void violation(String what) {
     abiViolations++;
-    service.countAbiViolation();
+    service.queries().countAbiViolation();
     if (abiViolations <= 4) {
       LOG.log(System.Logger.Level.WARNING, "producer {0} \"{1}\": {2}", id, name, what);
     }

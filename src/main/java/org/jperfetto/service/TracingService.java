@@ -4,6 +4,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -19,11 +20,7 @@ import org.jperfetto.protos.DataSourceConfig;
 import org.jperfetto.protos.DataSourceDescriptor;
 import org.jperfetto.protos.ObservableEvents;
 import org.jperfetto.protos.TraceConfig;
-import org.jperfetto.protos.TraceStats;
-import org.jperfetto.protos.TracingServiceCapabilities;
 import org.jperfetto.protos.TracingServiceEvent;
-import org.jperfetto.protos.TracingServiceState;
-import org.jperfetto.service.buffer.BufferedPacket;
 import org.jperfetto.service.buffer.OverwritePolicy;
 import org.jperfetto.service.buffer.PatchBatch;
 import org.jperfetto.service.buffer.BufferMemory;
@@ -34,6 +31,13 @@ import org.jperfetto.service.buffer.TraceBuffer;
  * consumers and their tracing sessions, the trace buffers, and moving chunks from producers'
  * SMBs into those buffers. Transport-free: the socket host (service.ipc) and in-process users
  * drive it through {@link ProducerEndpoint} and {@link ConsumerEndpoint}.
+ *
+ * <p>This class is the core: connections, the data source registry, the session lifecycle
+ * (enable, start, stop, free), flushes and chunk routing. Package-private collaborators on the
+ * same thread hold the rest: {@link SessionReader} (reading a session out, write_into_file),
+ * {@link Triggers}, {@link SessionRequests} (ChangeTraceConfig, Detach, Attach, CloneSession),
+ * {@link ServiceQueries} (service state, capabilities, trace stats) and {@link SessionTasks}
+ * (delayed work on a session).
  *
  * <p>Single-threaded: every method of the service and of its endpoints must run on the
  * {@link TaskRunner} given at construction (checked; calling from elsewhere throws
@@ -67,7 +71,6 @@ public final class TracingService {
   private volatile BufferMemory bufferMemory = BufferMemory.ZEROED;
   private final SharedMemory.Factory shmFactory;
   private final ClockSource clocks;
-  private final ServicePackets servicePackets;
   private final int serviceUid;
   /**
    * Set by a config's lockdown_mode LOCKDOWN_SET: producers of other uids are refused, and those
@@ -83,7 +86,11 @@ public final class TracingService {
   private final Map<Integer, TraceBuffer> buffers = new HashMap<>();
   /** Registered data sources, in registration order. */
   private final List<RegisteredDataSource> dataSources = new ArrayList<>();
-  private final BufferedPacket readPacket = new BufferedPacket();
+  private final SessionTasks sessionTasks;
+  private final SessionReader reader;
+  private final Triggers triggers;
+  private final SessionRequests sessionRequests;
+  private final ServiceQueries queries;
 
   private int lastProducerId;
   private int lastBufferId;
@@ -93,13 +100,7 @@ public final class TracingService {
   private long lastInstanceId;
   private long lastFlushRequestId;
 
-  private long producersSeen;
-  private long dataSourcesSeen;
-  private long chunksDiscarded;
-  private long patchesDiscarded;
-  private long abiViolations;
-
-  private record RegisteredDataSource(int producerId, DataSourceDescriptor descriptor) {}
+  record RegisteredDataSource(int producerId, DataSourceDescriptor descriptor) {}
 
   /**
    * @param runner the service thread
@@ -110,9 +111,13 @@ public final class TracingService {
   public TracingService(TaskRunner runner, SharedMemory.Factory shmFactory, ClockSource clocks,
       int serviceUid) {
     this.runner = runner;
+    this.sessionTasks = new SessionTasks(runner, sessions);
     this.shmFactory = shmFactory;
     this.clocks = clocks;
-    this.servicePackets = new ServicePackets(serviceUid, clocks);
+    this.reader = new SessionReader(this, new ServicePackets(serviceUid, clocks), clocks);
+    this.triggers = new Triggers(this, sessionTasks, clocks);
+    this.sessionRequests = new SessionRequests(this, clocks);
+    this.queries = new ServiceQueries(this);
     this.serviceUid = serviceUid;
   }
 
@@ -150,6 +155,53 @@ public final class TracingService {
 
   public TaskRunner taskRunner() {
     return runner;
+  }
+
+  SessionTasks sessionTasks() {
+    return sessionTasks;
+  }
+
+  SessionReader reader() {
+    return reader;
+  }
+
+  Triggers triggers() {
+    return triggers;
+  }
+
+  SessionRequests sessionRequests() {
+    return sessionRequests;
+  }
+
+  ServiceQueries queries() {
+    return queries;
+  }
+
+  Collection<ProducerConnection> producers() {
+    return producers.values();
+  }
+
+  /** The registered data sources, in registration order. */
+  List<RegisteredDataSource> dataSources() {
+    return java.util.Collections.unmodifiableList(dataSources);
+  }
+
+  /** The live session of that id, or null. */
+  TracingSession liveSession(long id) {
+    return sessions.get(id);
+  }
+
+  boolean hasConsumer(ConsumerConnection c) {
+    return consumers.contains(c);
+  }
+
+  /** The live sessions (a view: copy it before a loop that may end one). */
+  Collection<TracingSession> sessions() {
+    return sessions.values();
+  }
+
+  TraceBuffer buffer(int id) {
+    return buffers.get(id);
   }
 
   /**
@@ -201,7 +253,7 @@ public final class TracingService {
       return p;
     }
     producers.put(id, p);
-    producersSeen++;
+    queries.countProducerConnected();
     if (producerProvidedSmb.isPresent()) {
       SharedMemory shm = producerProvidedSmb.get();
       ShmSizes valid = ShmSizes.validate(shm.size(), pageSizeHint);
@@ -279,7 +331,7 @@ public final class TracingService {
     }
     RegisteredDataSource reg = new RegisteredDataSource(p.id, d);
     dataSources.add(reg);
-    dataSourcesSeen++;
+    queries.countDataSourceRegistered();
     for (TracingSession s : sessions.values()) {
       if (s.state != TracingSession.State.CONFIGURED && s.state != TracingSession.State.STARTED) {
         continue;
@@ -407,6 +459,36 @@ public final class TracingService {
     if (inst.state == DataSourceInstance.State.STARTED) {
       notifyInstanceState(s, inst, true);
     }
+  }
+
+  /**
+   * An instance of every registered data source the session's config names (on the producers its
+   * filters admit), started if the session is; with onlyMissing, none for a producer's data
+   * source the session already has an instance of (ChangeTraceConfig widening a filter).
+   */
+  void setUpInstances(TracingSession s, boolean onlyMissing) {
+    for (TraceConfig.DataSource dsCfg : s.config.getDataSourcesList()) {
+      for (RegisteredDataSource r : List.copyOf(dataSources)) {
+        if (!r.descriptor().getName().equals(dsCfg.getConfig().getName())
+            || onlyMissing && hasInstance(s, r.producerId(), r.descriptor().getName())) {
+          continue;
+        }
+        ProducerConnection p = producers.get(r.producerId());
+        DataSourceInstance inst = setupDataSource(s, dsCfg, p, r.descriptor());
+        if (inst != null && s.state == TracingSession.State.STARTED) {
+          startDataSourceInstance(s, p, inst);
+        }
+      }
+    }
+  }
+
+  private static boolean hasInstance(TracingSession s, int producerId, String name) {
+    for (DataSourceInstance inst : s.instances) {
+      if (inst.producerId == producerId && inst.name().equals(name)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** ObservableEvents TYPE_DATA_SOURCES_INSTANCES to the session's consumer, if it asked. */
@@ -537,43 +619,45 @@ public final class TracingService {
             + " KB cannot be allocated: " + e);
         return "Failed to allocate trace buffer " + i + " (" + b.getSizeKb() + " KB): " + e.getMessage();
       }
-      ids[i] = nextFreeId(lastBufferId, buffers);
-      lastBufferId = ids[i];
-      buffers.put(ids[i], buffer);
+      ids[i] = addBuffer(buffer);
     }
     UUID uuid = cfg.getTraceUuidMsb() != 0 || cfg.getTraceUuidLsb() != 0
         ? new UUID(cfg.getTraceUuidMsb(), cfg.getTraceUuidLsb()) : UUID.randomUUID();
-    TracingSession s = new TracingSession(++lastSessionId, c, c.uid, cfg, ids, uuid);
-    sessionsCreated = lastSessionId;
-    sessions.put(s.id, s);
-    c.session = s;
+    TracingSession s = newSession(c, cfg, ids, uuid);
     s.fileSink = fileSink.orElse(null);
     if (cfg.getLockdownMode() == TraceConfig.LockdownModeOperation.LOCKDOWN_SET) {
       lockdownMode = true;
     } else if (cfg.getLockdownMode() == TraceConfig.LockdownModeOperation.LOCKDOWN_CLEAR) {
       lockdownMode = false;
     }
-    for (TraceConfig.DataSource dsCfg : cfg.getDataSourcesList()) {
-      for (RegisteredDataSource r : List.copyOf(dataSources)) {
-        if (r.descriptor().getName().equals(dsCfg.getConfig().getName())) {
-          setupDataSource(s, dsCfg, producers.get(r.producerId()), r.descriptor());
-        }
-      }
-    }
+    setUpInstances(s, false);
     if (s.triggerMode() == TraceConfig.TriggerConfig.TriggerMode.START_TRACING) {
-      long sessionId = s.id;
-      s.triggerTimer = runner.postDelayed(() -> {
-        TracingSession live = sessions.get(sessionId);
-        if (live != null && live.state == TracingSession.State.CONFIGURED) {
-          LOG.log(System.Logger.Level.INFO, "session {0}: no START_TRACING trigger in {1} ms",
-              sessionId, live.config.getTriggerConfig().getTriggerTimeoutMs());
-          disableTracing(live);
-        }
-      }, Integer.toUnsignedLong(cfg.getTriggerConfig().getTriggerTimeoutMs()));
+      triggers.armStartTimeout(s);
     } else if (!cfg.getDeferredStart()) {
       startTracing(s);
     }
     return "";
+  }
+
+  /** A new live session, consumer c's one; ids are its buffers (already added). */
+  TracingSession newSession(ConsumerConnection c, TraceConfig cfg, int[] ids, UUID uuid) {
+    TracingSession s = new TracingSession(++lastSessionId, c, c.uid, cfg, ids, uuid);
+    sessionsCreated = lastSessionId;
+    sessions.put(s.id, s);
+    c.session = s;
+    return s;
+  }
+
+  /** Adds a trace buffer under the next free id, which it returns. */
+  int addBuffer(TraceBuffer buffer) {
+    int id = nextFreeId(lastBufferId, buffers);
+    lastBufferId = id;
+    buffers.put(id, buffer);
+    return id;
+  }
+
+  int bufferCount() {
+    return buffers.size();
   }
 
   void startTracing(TracingSession s) {
@@ -587,45 +671,32 @@ public final class TracingService {
       startDataSourceInstance(s, producers.get(inst.producerId), inst);
     }
     maybeNotifyAllDataSourcesStarted(s);
-    periodicSnapshot(s.id, true);
-    PeriodicTasks.start(this, s);
-    TraceConfig.TriggerConfig.TriggerMode mode = s.triggerMode();
-    if (mode == TraceConfig.TriggerConfig.TriggerMode.STOP_TRACING
-        || mode == TraceConfig.TriggerConfig.TriggerMode.CLONE_SNAPSHOT) {
-      long sessionId = s.id;
-      s.triggerTimer = runner.postDelayed(() -> {
-        TracingSession live = sessions.get(sessionId);
-        if (live != null && live.state == TracingSession.State.STARTED
-            && live.receivedTriggers.isEmpty()) {
-          flush(live, 0, ServiceFlushFlags.TRACE_STOP, ok -> disableTracing(live));
-        }
-      }, Integer.toUnsignedLong(s.config.getTriggerConfig().getTriggerTimeoutMs()));
+    if (s.state == TracingSession.State.STARTED) { // a callback above may have stopped it
+      periodicSnapshot(s, true);
     }
+    PeriodicTasks.start(this, s);
+    triggers.armStopTimeout(s);
     if (s.config.getDurationMs() > 0) {
-      long sessionId = s.id;
-      s.durationTimer = runner.postDelayed(() -> {
-        TracingSession live = sessions.get(sessionId);
-        if (live != null && live.state == TracingSession.State.STARTED) {
-          flush(live, 0, ServiceFlushFlags.TRACE_STOP, ok -> disableTracing(live));
-        }
-      }, s.config.getDurationMs());
+      s.durationTimer = sessionTasks.after(s.config.getDurationMs(), s,
+          SessionTasks.in(TracingSession.State.STARTED), this::flushAndDisable);
     }
   }
 
+  /** The end of a traced session by time or trigger: a last flush, then the stop. */
+  void flushAndDisable(TracingSession s) {
+    flush(s, 0, ServiceFlushFlags.TRACE_STOP, ok -> disableTracing(s));
+  }
+
   /** Sync marker, clock snapshot and stats every snapshot_interval_ms while tracing. */
-  private void periodicSnapshot(long sessionId, boolean first) {
-    TracingSession s = sessions.get(sessionId);
-    if (s == null || s.state != TracingSession.State.STARTED) {
-      return;
-    }
+  private void periodicSnapshot(TracingSession s, boolean first) {
     s.shouldEmitSyncMarker = true;
     s.shouldEmitStats = true;
     if (!first) {
       s.clockSnapshots.add(clocks.snapshot()); // the first was taken at start
     }
     int interval = s.config.getBuiltinDataSources().getSnapshotIntervalMs();
-    runner.postDelayed(() -> periodicSnapshot(sessionId, false),
-        interval > 0 ? interval : DEFAULT_SNAPSHOT_INTERVAL_MS);
+    sessionTasks.after(interval > 0 ? interval : DEFAULT_SNAPSHOT_INTERVAL_MS, s,
+        SessionTasks.in(TracingSession.State.STARTED), live -> periodicSnapshot(live, false));
   }
 
   void disableTracing(TracingSession s) {
@@ -645,7 +716,7 @@ public final class TracingService {
         return;
       }
     }
-    cancel(s.durationTimer);
+    SessionTasks.cancel(s.durationTimer);
     s.state = TracingSession.State.DISABLING_WAITING_STOP_ACKS;
     for (DataSourceInstance inst : s.instances) {
       ProducerConnection p = producers.get(inst.producerId);
@@ -656,15 +727,12 @@ public final class TracingService {
         notifyInstanceState(s, inst, false);
       }
     }
-    long sessionId = s.id;
-    s.stopTimer = runner.postDelayed(() -> {
-      TracingSession live = sessions.get(sessionId);
-      if (live != null && live.state == TracingSession.State.DISABLING_WAITING_STOP_ACKS) {
-        LOG.log(System.Logger.Level.INFO, "session {0}: data sources did not ack the stop in {1} ms",
-            sessionId, live.dataSourceStopTimeoutMs());
-        finishDisable(live);
-      }
-    }, s.dataSourceStopTimeoutMs());
+    s.stopTimer = sessionTasks.after(s.dataSourceStopTimeoutMs(), s,
+        SessionTasks.in(TracingSession.State.DISABLING_WAITING_STOP_ACKS), live -> {
+          LOG.log(System.Logger.Level.INFO, "session {0}: data sources did not ack the stop in {1} ms",
+              live.id, live.dataSourceStopTimeoutMs());
+          finishDisable(live);
+        });
     maybeFinishDisable(s);
   }
 
@@ -678,9 +746,9 @@ public final class TracingService {
   }
 
   private void finishDisable(TracingSession s) {
-    cancel(s.stopTimer);
-    cancel(s.triggerTimer);
-    cancel(s.durationTimer);
+    SessionTasks.cancel(s.stopTimer);
+    SessionTasks.cancel(s.triggerTimer);
+    SessionTasks.cancel(s.durationTimer);
     for (DataSourceInstance inst : s.instances) {
       ProducerConnection p = producers.get(inst.producerId);
       if (p != null) {
@@ -699,7 +767,7 @@ public final class TracingService {
       buffers.get(id).setReadOnly();
     }
     if (s.fileSink != null) {
-      drainIntoFile(s); // the last drain
+      reader.drainIntoFile(s); // the last drain
       s.fileSink = null;
     }
     if (s.consumer != null) {
@@ -718,11 +786,11 @@ public final class TracingService {
         }
       }
     }
-    cancel(s.durationTimer);
-    cancel(s.stopTimer);
-    cancel(s.triggerTimer);
+    SessionTasks.cancel(s.durationTimer);
+    SessionTasks.cancel(s.stopTimer);
+    SessionTasks.cancel(s.triggerTimer);
     for (TracingSession.PendingFlush f : s.pendingFlushes.values()) {
-      cancel(f.timeout);
+      SessionTasks.cancel(f.timeout);
     }
     s.pendingFlushes.clear();
     for (DataSourceInstance inst : s.instances) {
@@ -774,15 +842,12 @@ public final class TracingService {
       completeFlush(s, f, true);
       return;
     }
-    long sessionId = s.id;
-    f.timeout = runner.postDelayed(() -> {
-      TracingSession live = sessions.get(sessionId);
-      if (live != null && live.pendingFlushes.get(requestId) == f) {
-        LOG.log(System.Logger.Level.INFO, "session {0}: flush {1} timed out waiting for producers {2}",
-            sessionId, requestId, f.producersPending);
-        completeFlush(live, f, false);
-      }
-    }, timeoutMs > 0 ? timeoutMs : s.flushTimeoutMs());
+    f.timeout = sessionTasks.after(timeoutMs > 0 ? timeoutMs : s.flushTimeoutMs(), s,
+        live -> live.pendingFlushes.get(requestId) == f, live -> {
+          LOG.log(System.Logger.Level.INFO, "session {0}: flush {1} timed out waiting for producers {2}",
+              live.id, requestId, f.producersPending);
+          completeFlush(live, f, false);
+        });
   }
 
   /** A producer acked flush requestId, which also acks every earlier request it was part of. */
@@ -799,7 +864,7 @@ public final class TracingService {
 
   private void completeFlush(TracingSession s, TracingSession.PendingFlush f, boolean success) {
     s.pendingFlushes.remove(f.requestId);
-    cancel(f.timeout);
+    SessionTasks.cancel(f.timeout);
     for (DataSourceInstance inst : s.instances) {
       ProducerConnection p = producers.get(inst.producerId);
       if (p != null) {
@@ -826,16 +891,16 @@ public final class TracingService {
       int flags, boolean complete, MemorySegment src, long offset, long size) {
     TraceBuffer buf = buffers.get(bufferId);
     if (buf == null || buf.isReadOnly()) {
-      chunksDiscarded++; // the session is gone or stopped: a late commit, not an offence
+      queries.countDiscardedChunk(); // the session is gone or stopped: a late commit, not an offence
       return null;
     }
     if (!p.isAllowedTargetBuffer(bufferId)) {
-      chunksDiscarded++;
+      queries.countDiscardedChunk();
       return "write into a buffer of another session: buffer=" + bufferId + " writer=" + writerId;
     }
     Integer registered = p.bufferForWriter(writerId);
     if (registered != null && registered != bufferId) {
-      chunksDiscarded++;
+      queries.countDiscardedChunk();
       return "writer registered for buffer " + registered + " wrote into buffer " + bufferId
           + ": writer=" + writerId;
     }
@@ -849,144 +914,14 @@ public final class TracingService {
       boolean morePatches) {
     TraceBuffer buf = buffers.get(bufferId);
     if (buf == null || buf.isReadOnly()) {
-      patchesDiscarded += patches.count();
+      queries.countDiscardedPatches(patches.count());
       return;
     }
     buf.tryPatchChunkContents(p.id, writerId, chunkId, patches, morePatches);
   }
 
-  void countDiscardedChunk() {
-    chunksDiscarded++;
-  }
-
-  void countDiscardedPatches(int n) {
-    patchesDiscarded += n;
-  }
-
-  void countAbiViolation() {
-    abiViolations++;
-  }
-
   // ===============================================================================================
-  // Reading
-
-  void readBuffers(TracingSession s) {
-    if (s.consumer == null) {
-      return;
-    }
-    if (s.fileSink != null) {
-      // Its data goes into the file; a ReadBuffers gets an empty answer, as upstream's does.
-      s.consumer.callbacks.onTraceData(List.of(), false);
-      return;
-    }
-    readInto(s, s.consumer.callbacks::onTraceData);
-  }
-
-  /** Moves the session's service packets and buffer contents into out (destructively). */
-  private void readInto(TracingSession s, SliceSink sink) {
-    boolean cloned = s.state == TracingSession.State.CLONED_READ_ONLY;
-    if (!cloned && s.isWaitingForStopTrigger() || s.state == TracingSession.State.CONFIGURED
-        && s.triggerMode() == TraceConfig.TriggerConfig.TriggerMode.START_TRACING) {
-      sink.onTraceData(List.of(), false); // nothing is handed out before the trigger
-      return;
-    }
-    SliceSink out = s.isCompressed() ? new DeflatingSink(sink, servicePackets) : sink;
-    SliceBatch batch = new SliceBatch();
-    BuiltinDataSources builtin = new BuiltinDataSources(s.config.getBuiltinDataSources());
-    for (List<ClockSource.Reading> snapshot : s.clockSnapshots) {
-      if (!builtin.disableClockSnapshotting) {
-        batch.addPacket(servicePackets.clockSnapshot(snapshot));
-      }
-    }
-    s.clockSnapshots.clear();
-    if (s.shouldEmitSyncMarker) {
-      batch.addPacket(servicePackets.syncMarker());
-      s.shouldEmitSyncMarker = false;
-    }
-    if (!builtin.disableTraceConfig && !s.didEmitTraceConfig) {
-      batch.addPacket(servicePackets.traceConfig(s.config));
-      s.didEmitTraceConfig = true;
-    }
-    if (!s.didEmitInitialPackets) {
-      batch.addPacket(servicePackets.traceUuid(s.uuidMsb, s.uuidLsb));
-      batch.addPacket(servicePackets.traceProvenance(provenance(s)));
-      if (!builtin.disableSystemInfo) {
-        batch.addPacket(servicePackets.systemInfo());
-      }
-      s.didEmitInitialPackets = true;
-    }
-    if (!builtin.disableServiceEvents) {
-      emitLifecycleEvents(s, batch);
-    }
-    for (; s.triggersEmitted < s.receivedTriggers.size(); s.triggersEmitted++) {
-      batch.addPacket(servicePackets.trigger(s.receivedTriggers.get(s.triggersEmitted)));
-    }
-    for (int i = 0; i < s.bufferIds.length; i++) {
-      TraceBuffer buf = buffers.get(s.bufferIds[i]);
-      buf.beginRead();
-      while (buf.readNextTracePacket(readPacket)) {
-        if (!PacketValidator.validate(readPacket)) {
-          s.invalidPackets++;
-          continue;
-        }
-        batch.addProducerPacket(readPacket, readPacket.uid(), readPacket.pid(),
-            s.sequenceIdFor(readPacket.producerId(), readPacket.writerId()));
-        if (batch.bytes() >= READ_BATCH_BYTES) {
-          out.onTraceData(batch.take(), true);
-        }
-      }
-    }
-    if (!builtin.disableServiceEvents) {
-      s.addLifecycleEvent(TracingServiceEvent.READ_TRACING_BUFFERS_COMPLETED_FIELD_NUMBER, clocks.now());
-      emitLifecycleEvents(s, batch);
-    }
-    if (s.shouldEmitStats) {
-      batch.addPacket(servicePackets.traceStats(traceStats(s)));
-      s.shouldEmitStats = false;
-    }
-    out.onTraceData(batch.take(), false);
-  }
-
-  /** Per buffer of the session, the sequences (trusted id, producer) that have written into it. */
-  private org.jperfetto.protos.TraceProvenance provenance(TracingSession s) {
-    org.jperfetto.protos.TraceProvenance.Builder p = org.jperfetto.protos.TraceProvenance.newBuilder();
-    for (int id : s.bufferIds) {
-      org.jperfetto.protos.TraceProvenance.Buffer.Builder b = p.addBuffersBuilder();
-      TraceBuffer buf = buffers.get(id);
-      if (buf != null) {
-        buf.forEachWriter((producer, writer) -> b.addSequences(org.jperfetto.protos.TraceProvenance.Sequence
-            .newBuilder().setId(s.sequenceIdFor(producer, writer)).setProducerId(producer)));
-      }
-    }
-    return p.build();
-  }
-
-  /** Where a read goes: the consumer, a compressor, or the trace file. */
-  @FunctionalInterface
-  interface SliceSink {
-    void onTraceData(List<org.jperfetto.protos.ReadBuffersResponse.Slice> slices, boolean hasMore);
-  }
-
-  /** write_into_file: drains the buffers into the file; disables tracing once it is full. */
-  void drainIntoFile(TracingSession s) {
-    if (s.fileSink == null) {
-      return;
-    }
-    TraceFileDrain drain = new TraceFileDrain(s.fileSink, s.bytesWrittenIntoFile,
-        s.config.getMaxFileSizeBytes());
-    readInto(s, drain);
-    s.bytesWrittenIntoFile = drain.bytesWritten();
-    if (drain.stopped()) {
-      LOG.log(System.Logger.Level.INFO, "session {0}: trace file {1} ({2} bytes written)", s.id,
-          drain.failure() != null ? "failed: " + drain.failure() : "full", s.bytesWrittenIntoFile);
-      s.fileSink = null;
-      disableTracing(s);
-    }
-  }
-
-  TracingSession liveSession(long id) {
-    return sessions.get(id);
-  }
+  // Incremental state
 
   /** clear_incremental_state to every producer with instances that handle it. */
   void clearIncrementalState(TracingSession s) {
@@ -1003,379 +938,13 @@ public final class TracingService {
     }
   }
 
-  private void emitLifecycleEvents(TracingSession s, SliceBatch batch) {
-    for (TracingSession.LifecycleEvent e : s.lifecycleEvents) {
-      batch.addPacket(servicePackets.lifecycleEvent(e));
-    }
-    s.lifecycleEvents.clear();
-  }
-
-  /** The builtin_data_sources switches of a config. */
-  private record BuiltinDataSources(boolean disableClockSnapshotting, boolean disableTraceConfig,
-      boolean disableSystemInfo, boolean disableServiceEvents) {
-    BuiltinDataSources(TraceConfig.BuiltinDataSource b) {
-      this(b.getDisableClockSnapshotting(), b.getDisableTraceConfig(), b.getDisableSystemInfo(),
-          b.getDisableServiceEvents());
-    }
-  }
-
   // ===============================================================================================
-  // Consumer port: config changes, detach/attach, queries, clone
-
-  /** ChangeTraceConfig: only producer_name_filter / producer_name_regex_filter may change. */
-  String changeTraceConfig(TracingSession s, TraceConfig updated) {
-    if (s.state != TracingSession.State.CONFIGURED && s.state != TracingSession.State.STARTED) {
-      return "ChangeTraceConfig: the session is not running: session=" + s.id;
-    }
-    TraceConfig.Builder withoutFilters = updated.toBuilder();
-    if (updated.getDataSourcesCount() != s.config.getDataSourcesCount()) {
-      return "ChangeTraceConfig only supports changing producer_name_filter and"
-          + " producer_name_regex_filter (data source count changed)";
-    }
-    for (int i = 0; i < updated.getDataSourcesCount(); i++) {
-      TraceConfig.DataSource was = s.config.getDataSources(i);
-      withoutFilters.setDataSources(i, updated.getDataSources(i).toBuilder()
-          .clearProducerNameFilter().addAllProducerNameFilter(was.getProducerNameFilterList())
-          .clearProducerNameRegexFilter().addAllProducerNameRegexFilter(was.getProducerNameRegexFilterList()));
-      for (String regex : updated.getDataSources(i).getProducerNameRegexFilterList()) {
-        try {
-          Pattern.compile(regex);
-        } catch (PatternSyntaxException e) {
-          return "ChangeTraceConfig: invalid producer_name_regex_filter \"" + regex + "\"";
-        }
-      }
-    }
-    if (!withoutFilters.build().equals(s.config)) {
-      return "ChangeTraceConfig only supports changing producer_name_filter and"
-          + " producer_name_regex_filter";
-    }
-    s.config = updated;
-    for (TraceConfig.DataSource dsCfg : updated.getDataSourcesList()) {
-      for (RegisteredDataSource r : List.copyOf(dataSources)) {
-        if (!r.descriptor().getName().equals(dsCfg.getConfig().getName())
-            || hasInstance(s, r.producerId(), r.descriptor().getName())) {
-          continue;
-        }
-        ProducerConnection p = producers.get(r.producerId());
-        DataSourceInstance inst = setupDataSource(s, dsCfg, p, r.descriptor());
-        if (inst != null && s.state == TracingSession.State.STARTED) {
-          startDataSourceInstance(s, p, inst);
-        }
-      }
-    }
-    return "";
-  }
-
-  private static boolean hasInstance(TracingSession s, int producerId, String name) {
-    for (DataSourceInstance inst : s.instances) {
-      if (inst.producerId == producerId && inst.name().equals(name)) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  String detach(ConsumerConnection c, String key) {
-    TracingSession s = c.session;
-    for (TracingSession other : sessions.values()) {
-      if (other.consumerUid == c.uid && key.equals(other.detachKey)) {
-        return "a session of uid " + c.uid + " is already detached with key \"" + key + "\"";
-      }
-    }
-    s.consumer = null;
-    s.detachKey = key;
-    c.session = null;
-    return "";
-  }
-
-  Optional<TraceConfig> attach(ConsumerConnection c, String key) {
-    if (c.session != null) {
-      LOG.log(System.Logger.Level.INFO, "attach \"{0}\": the consumer already has session {1}", key,
-          c.session.id);
-      return Optional.empty();
-    }
-    for (TracingSession s : sessions.values()) {
-      if (s.consumerUid == c.uid && key.equals(s.detachKey)) {
-        s.detachKey = null;
-        s.consumer = c;
-        c.session = s;
-        return Optional.of(s.config);
-      }
-    }
-    return Optional.empty();
-  }
-
-  TracingServiceState queryServiceState(int callerUid, boolean sessionsOnly) {
-    TracingServiceState.Builder st = TracingServiceState.newBuilder()
-        .setSupportsTracingSessions(true)
-        .setTracingServiceVersion(ServicePackets.SERVICE_VERSION)
-        .setNumSessions(sessions.size());
-    int started = 0;
-    for (TracingSession s : sessions.values()) {
-      if (s.state == TracingSession.State.STARTED) {
-        started++;
-      }
-      if (callerUid != 0 && callerUid != s.consumerUid) {
-        continue; // other users' sessions are not shown
-      }
-      TracingServiceState.TracingSession.Builder ts = TracingServiceState.TracingSession.newBuilder()
-          .setId(s.id).setConsumerUid(s.consumerUid).setState(s.state.name())
-          .setUniqueSessionName(s.config.getUniqueSessionName())
-          .setDurationMs(s.config.getDurationMs())
-          .setNumDataSources(s.instances.size())
-          .setIsStarted(s.state == TracingSession.State.STARTED);
-      for (TraceConfig.BufferConfig b : s.config.getBuffersList()) {
-        ts.addBufferSizeKb(b.getSizeKb());
-      }
-      st.addTracingSessions(ts);
-    }
-    st.setNumSessionsStarted(started);
-    if (!sessionsOnly) {
-      for (ProducerConnection p : producers.values()) {
-        st.addProducers(TracingServiceState.Producer.newBuilder().setId(p.id).setName(p.name)
-            .setUid(p.identity.uid()).setPid(p.identity.pid()).setSdkVersion(p.sdkVersion));
-      }
-      for (RegisteredDataSource r : dataSources) {
-        st.addDataSources(TracingServiceState.DataSource.newBuilder()
-            .setDsDescriptor(r.descriptor()).setProducerId(r.producerId()));
-      }
-    }
-    return st.build();
-  }
-
-  /** QueryCapabilities: what this service implements. */
-  static TracingServiceCapabilities capabilities() {
-    return TracingServiceCapabilities.newBuilder()
-        .setHasQueryCapabilities(true)
-        .addObservableEvents(ObservableEvents.Type.TYPE_DATA_SOURCES_INSTANCES)
-        .addObservableEvents(ObservableEvents.Type.TYPE_ALL_DATA_SOURCES_STARTED)
-        .addObservableEvents(ObservableEvents.Type.TYPE_CLONE_TRIGGER_HIT)
-        .setHasTraceConfigOutputPath(false)
-        .setHasCloneSession(true)
-        .build();
-  }
-
-  void cloneSession(ConsumerConnection c, long sessionId, String uniqueName,
-      Optional<ConsumerEndpoint.TraceFileSink> outputFile) {
-    String error = null;
-    TracingSession src = null;
-    if (c.session != null) {
-      error = "The consumer is already attached to another tracing session";
-    } else {
-      for (TracingSession s : sessions.values()) {
-        boolean match = uniqueName.isEmpty() ? s.id == sessionId
-            : s.state != TracingSession.State.CLONED_READ_ONLY
-                && uniqueName.equals(s.config.getUniqueSessionName());
-        if (match) {
-          src = s;
-          break;
-        }
-      }
-      if (src == null) {
-        error = "Tracing session not found";
-      } else if (c.uid != 0 && c.uid != src.consumerUid) {
-        error = "Not allowed to clone a session from another UID";
-      } else if (sessions.size() >= MAX_SESSIONS) {
-        error = "Too many concurrent tracing sessions (" + sessions.size() + ")";
-      } else if (src.fileSink != null && outputFile.isEmpty()) {
-        error = "Failed to clone 'write_into_file' session: a file descriptor is required to copy"
-            + " existing file";
-      }
-    }
-    if (error != null) {
-      c.callbacks.onSessionCloned(false, error, 0, 0, false);
-      return;
-    }
-    long srcId = src.id;
-    if (src.state == TracingSession.State.STARTED) {
-      flush(src, 0, ServiceFlushFlags.TRACE_CLONE, ok -> finishClone(c, srcId, outputFile));
-    } else {
-      finishClone(c, srcId, outputFile);
-    }
-  }
-
-  private void finishClone(ConsumerConnection c, long srcId,
-      Optional<ConsumerEndpoint.TraceFileSink> outputFile) {
-    TracingSession src = sessions.get(srcId);
-    if (src == null || c.session != null || !consumers.contains(c)) {
-      if (consumers.contains(c)) {
-        c.callbacks.onSessionCloned(false, src == null ? "The tracing session ended while cloning"
-            : "The consumer is already attached to another tracing session", 0, 0, false);
-      }
-      return;
-    }
-    if (buffers.size() + src.bufferIds.length > MAX_ID) {
-      c.callbacks.onSessionCloned(false, "Buffer id allocation failed", 0, 0, false);
-      return;
-    }
-    // A write_into_file original: its file so far, then (below) its unread buffers, into the
-    // consumer's file. Copied here, after the flush, so no drain of the original falls between.
-    ConsumerEndpoint.TraceFileSink cloneFile = src.fileSink != null ? outputFile.orElse(null) : null;
-    long copiedBytes = 0;
-    if (cloneFile != null) {
-      try {
-        copiedBytes = src.fileSink.copyTo(cloneFile);
-      } catch (java.io.IOException | RuntimeException e) {
-        c.callbacks.onSessionCloned(false, "Failed to clone 'write_into_file' session: failed to copy"
-            + " existing file: " + e.getMessage(), 0, 0, false);
-        return;
-      }
-    }
-    int[] ids = new int[src.bufferIds.length];
-    for (int i = 0; i < ids.length; i++) {
-      ids[i] = nextFreeId(lastBufferId, buffers);
-      lastBufferId = ids[i];
-      buffers.put(ids[i], buffers.get(src.bufferIds[i]).copy());
-    }
-    UUID uuid = UUID.randomUUID();
-    TracingSession clone = new TracingSession(++lastSessionId, c, c.uid, src.config, ids, uuid);
-    sessionsCreated = lastSessionId;
-    clone.state = TracingSession.State.CLONED_READ_ONLY;
-    clone.clockSnapshots.add(clocks.snapshot());
-    clone.receivedTriggers.addAll(src.receivedTriggers);
-    clone.shouldEmitStats = true;
-    sessions.put(clone.id, clone);
-    c.session = clone;
-    if (cloneFile != null) {
-      clone.fileSink = cloneFile;
-      clone.bytesWrittenIntoFile = copiedBytes;
-      drainIntoFile(clone); // flushed already: straight into the file, before the answer
-    }
-    c.callbacks.onSessionCloned(true, "", uuid.getMostSignificantBits(), uuid.getLeastSignificantBits(),
-        cloneFile != null);
-  }
-
-  // ===============================================================================================
-  // Triggers
-
-  /** Trigger hits over the last 24 h, for max_per_24_h: {name hash, timestamp ns}. */
-  private final java.util.ArrayDeque<long[]> triggerHistory = new java.util.ArrayDeque<>();
-  private final java.util.Random triggerRandom = new java.util.Random();
-
-  /** ActivateTriggers from producer p: starts, stops or snapshots the sessions that wait for them. */
-  void activateTriggers(ProducerConnection p, List<String> names) {
-    long now = clocks.now();
-    long dayNs = 24L * 3600 * 1_000_000_000L;
-    while (!triggerHistory.isEmpty() && now - triggerHistory.peekFirst()[1] > dayNs) {
-      triggerHistory.pollFirst();
-    }
-    for (String name : names) {
-      boolean matched = false;
-      for (TracingSession s : List.copyOf(sessions.values())) {
-        TraceConfig.TriggerConfig.TriggerMode mode = s.triggerMode();
-        if (mode == TraceConfig.TriggerConfig.TriggerMode.UNSPECIFIED
-            || s.state == TracingSession.State.CLONED_READ_ONLY
-            || s.state == TracingSession.State.DISABLED) {
-          continue;
-        }
-        for (TraceConfig.TriggerConfig.Trigger t : s.config.getTriggerConfig().getTriggersList()) {
-          if (!t.getName().equals(name) || !producerNameMatches(t.getProducerNameRegex(), p.name)
-              || (t.getSkipProbability() > 0 && triggerRandom.nextDouble() < t.getSkipProbability())
-              || (t.getMaxPer24H() > 0 && hitsInLastDay(name) >= t.getMaxPer24H())) {
-            continue;
-          }
-          matched = true;
-          onTrigger(s, mode, new TracingSession.ReceivedTrigger(name, p.name, p.identity.uid(),
-              Integer.toUnsignedLong(t.getStopDelayMs()), now));
-          break;
-        }
-      }
-      if (matched) {
-        triggerHistory.addLast(new long[] {name.hashCode(), now});
-      }
-    }
-  }
-
-  private static boolean producerNameMatches(String regex, String producerName) {
-    try {
-      return regex.isEmpty() || Pattern.compile(regex).matcher(producerName).matches();
-    } catch (PatternSyntaxException e) {
-      return false; // refused at enable time
-    }
-  }
-
-  private int hitsInLastDay(String name) {
-    int n = 0;
-    for (long[] h : triggerHistory) {
-      if (h[0] == name.hashCode()) {
-        n++;
-      }
-    }
-    return n;
-  }
-
-  private void onTrigger(TracingSession s, TraceConfig.TriggerConfig.TriggerMode mode,
-      TracingSession.ReceivedTrigger t) {
-    boolean first = s.receivedTriggers.isEmpty();
-    s.receivedTriggers.add(t);
-    long sessionId = s.id;
-    switch (mode) {
-      case START_TRACING -> {
-        if (s.state == TracingSession.State.CONFIGURED) {
-          cancel(s.triggerTimer);
-          // The trigger's stop_delay_ms becomes the trace duration.
-          s.config = s.config.toBuilder().setDurationMs((int) t.stopDelayMs()).build();
-          startTracing(s);
-        }
-      }
-      case STOP_TRACING -> {
-        if (first) {
-          runner.postDelayed(() -> {
-            TracingSession live = sessions.get(sessionId);
-            if (live != null && live.state == TracingSession.State.STARTED) {
-              flush(live, 0, ServiceFlushFlags.TRACE_STOP, ok -> disableTracing(live));
-            }
-          }, t.stopDelayMs());
-        }
-      }
-      case CLONE_SNAPSHOT -> runner.postDelayed(() -> {
-        TracingSession live = sessions.get(sessionId);
-        ConsumerConnection c = live == null ? null : live.consumer;
-        if (c != null && (c.observedEvents & (1 << ObservableEvents.Type.TYPE_CLONE_TRIGGER_HIT_VALUE)) != 0) {
-          c.callbacks.onObservableEvents(ObservableEvents.newBuilder().setCloneTriggerHit(
-              ObservableEvents.CloneTriggerHit.newBuilder().setTracingSessionId(sessionId)
-                  .setTriggerName(t.name()).setProducerName(t.producerName())
-                  .setProducerUid(t.producerUid()).setBootTimeNs(t.timestampNs())
-                  .setTriggerDelayMs(t.stopDelayMs())).build());
-        }
-      }, t.stopDelayMs());
-      default -> { }
-    }
-  }
-
-  // ===============================================================================================
-  // Stats
-
-  /** Service-wide counters, and the buffers and session counters of s if not null. */
-  TraceStats traceStats(TracingSession s) {
-    TraceStats.Builder t = TraceStats.newBuilder()
-        .setProducersConnected(producers.size())
-        .setProducersSeen(producersSeen)
-        .setDataSourcesRegistered(dataSources.size())
-        .setDataSourcesSeen(dataSourcesSeen)
-        .setTracingSessions(sessions.size())
-        .setTotalBuffers(buffers.size())
-        .setChunksDiscarded(chunksDiscarded)
-        .setPatchesDiscarded(patchesDiscarded);
-    if (s != null) {
-      t.setInvalidPackets(s.invalidPackets)
-          .setFlushesRequested(s.flushesRequested)
-          .setFlushesSucceeded(s.flushesSucceeded)
-          .setFlushesFailed(s.flushesFailed);
-      for (int id : s.bufferIds) {
-        TraceBuffer b = buffers.get(id);
-        if (b != null) {
-          t.addBufferStats(BufferStatsMapper.toProto(b.stats()));
-        }
-      }
-    }
-    return t.build();
-  }
+  // Counts
 
   /** ABI violations counted at the producer port (bad chunk indexes, states, writers, buffers). */
   public long producerAbiViolations() {
     checkThread();
-    return abiViolations;
+    return queries.abiViolations();
   }
 
   /** Number of connected producers. */
@@ -1391,12 +960,6 @@ public final class TracingService {
   }
 
   // ===============================================================================================
-
-  private static void cancel(TaskRunner.Cancellable c) {
-    if (c != null) {
-      c.cancel();
-    }
-  }
 
   /** The next id in 1..65535 after last that map does not hold. */
   private static int nextFreeId(int last, Map<Integer, ?> inUse) {

@@ -125,12 +125,4 @@ class SharedMemoryArbiterTest {
       assertTrue(arbiter.stalls() > 0);
     }
   }
-
-  @Test
-  void defaultSocketPathFollowsUpstream() {
-    assertEquals("/x/p.sock", ProducerSockets.resolve("/x/p.sock", true));
-    assertEquals("/run/perfetto/traced-producer.sock", ProducerSockets.resolve(null, true));
-    assertEquals("/run/perfetto/traced-producer.sock", ProducerSockets.resolve("", true));
-    assertEquals("/tmp/perfetto-producer", ProducerSockets.resolve(null, false));
-  }
 }

@@ -12,6 +12,7 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import org.jperfetto.ipc.DefaultSockets;
 import org.jperfetto.ipc.IpcHost;
 import org.jperfetto.ipc.ServiceDefinition;
 import org.jperfetto.os.BoundListener;
@@ -62,12 +63,12 @@ public final class ServiceHost implements AutoCloseable {
 
     /** The default paths (environment, /run/perfetto, /tmp), 0600, clock_gettime clocks. */
     public static Options defaults() {
-      return of(SocketPaths.defaultProducer(), SocketPaths.defaultConsumer());
+      return of(DefaultSockets.producer(), DefaultSockets.consumer());
     }
 
     /** producerSockets may be a comma-separated list. */
     public static Options of(String producerSockets, String consumerSocket) {
-      return new Options(SocketPaths.split(producerSockets), consumerSocket,
+      return new Options(DefaultSockets.split(producerSockets), consumerSocket,
           DEFAULT_CONSUMER_SOCKET_MODE, new PosixClockSource());
     }
 

@@ -9,7 +9,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
@@ -171,16 +170,5 @@ class ServiceHostIT {
     assertEquals("rw-rw-rw-", PosixFilePermissions.toString(ServiceHost.permissions(0666)));
     assertEquals("rwxr-x--x", PosixFilePermissions.toString(ServiceHost.permissions(0751)));
     assertEquals("---------", PosixFilePermissions.toString(ServiceHost.permissions(0)));
-  }
-
-  @Test
-  void defaultPathsFollowTheEnvironmentThenRunThenTmp() throws Exception {
-    assertEquals("/x/p", SocketPaths.producer(Map.of(SocketPaths.PRODUCER_ENV, "/x/p"), dir));
-    assertEquals("/x/c", SocketPaths.consumer(Map.of(SocketPaths.CONSUMER_ENV, "/x/c"), dir));
-    assertEquals(SocketPaths.RUN_PRODUCER, SocketPaths.producer(Map.of(), dir));
-    assertEquals(SocketPaths.RUN_CONSUMER, SocketPaths.consumer(Map.of(), dir));
-    assertEquals(SocketPaths.TMP_PRODUCER, SocketPaths.producer(Map.of(), dir.resolve("absent")));
-    assertEquals(SocketPaths.TMP_CONSUMER, SocketPaths.consumer(Map.of(), dir.resolve("absent")));
-    assertEquals(java.util.List.of("/a", "@b"), SocketPaths.split("/a,,@b,"));
   }
 }

@@ -1,0 +1,154 @@
+package org.jperfetto.service;
+
+import java.util.List;
+import org.jperfetto.protos.TraceConfig;
+import org.jperfetto.protos.TraceProvenance;
+import org.jperfetto.protos.TracingServiceEvent;
+import org.jperfetto.service.buffer.BufferedPacket;
+import org.jperfetto.service.buffer.TraceBuffer;
+
+/**
+ * Reading a session out, on the service thread: the service's own packets (clock snapshots, sync
+ * marker, trace config, uuid, provenance, system info, lifecycle events, triggers, stats) and the
+ * producers' packets from the session's buffers, to the consumer (ReadBuffers) or, for
+ * write_into_file, into the file. Reads are destructive: what was handed out is not read again.
+ */
+final class SessionReader {
+  private static final System.Logger LOG = System.getLogger(SessionReader.class.getName());
+
+  private final TracingService service;
+  private final ServicePackets servicePackets;
+  private final ClockSource clocks;
+  private final BufferedPacket readPacket = new BufferedPacket();
+
+  SessionReader(TracingService service, ServicePackets servicePackets, ClockSource clocks) {
+    this.service = service;
+    this.servicePackets = servicePackets;
+    this.clocks = clocks;
+  }
+
+  /** ReadBuffers from the session's consumer. */
+  void readBuffers(TracingSession s) {
+    if (s.consumer == null) {
+      return;
+    }
+    if (s.fileSink != null) {
+      // Its data goes into the file; a ReadBuffers gets an empty answer, as upstream's does.
+      s.consumer.callbacks.onTraceData(List.of(), false);
+      return;
+    }
+    readInto(s, s.consumer.callbacks::onTraceData);
+  }
+
+  /** write_into_file: drains the buffers into the file; disables tracing once it is full. */
+  void drainIntoFile(TracingSession s) {
+    if (s.fileSink == null) {
+      return;
+    }
+    TraceFileDrain drain = new TraceFileDrain(s.fileSink, s.bytesWrittenIntoFile,
+        s.config.getMaxFileSizeBytes());
+    readInto(s, drain);
+    s.bytesWrittenIntoFile = drain.bytesWritten();
+    if (drain.stopped()) {
+      LOG.log(System.Logger.Level.INFO, "session {0}: trace file {1} ({2} bytes written)", s.id,
+          drain.failure() != null ? "failed: " + drain.failure() : "full", s.bytesWrittenIntoFile);
+      s.fileSink = null;
+      service.disableTracing(s);
+    }
+  }
+
+  /** Moves the session's service packets and buffer contents into sink (destructively). */
+  private void readInto(TracingSession s, SliceSink sink) {
+    boolean cloned = s.state == TracingSession.State.CLONED_READ_ONLY;
+    if (!cloned && s.isWaitingForStopTrigger() || s.state == TracingSession.State.CONFIGURED
+        && s.triggerMode() == TraceConfig.TriggerConfig.TriggerMode.START_TRACING) {
+      sink.onTraceData(List.of(), false); // nothing is handed out before the trigger
+      return;
+    }
+    SliceSink out = s.isCompressed() ? new DeflatingSink(sink, servicePackets) : sink;
+    SliceBatch batch = new SliceBatch();
+    BuiltinDataSources builtin = new BuiltinDataSources(s.config.getBuiltinDataSources());
+    for (List<ClockSource.Reading> snapshot : s.clockSnapshots) {
+      if (!builtin.disableClockSnapshotting) {
+        batch.addPacket(servicePackets.clockSnapshot(snapshot));
+      }
+    }
+    s.clockSnapshots.clear();
+    if (s.shouldEmitSyncMarker) {
+      batch.addPacket(servicePackets.syncMarker());
+      s.shouldEmitSyncMarker = false;
+    }
+    if (!builtin.disableTraceConfig && !s.didEmitTraceConfig) {
+      batch.addPacket(servicePackets.traceConfig(s.config));
+      s.didEmitTraceConfig = true;
+    }
+    if (!s.didEmitInitialPackets) {
+      batch.addPacket(servicePackets.traceUuid(s.uuidMsb, s.uuidLsb));
+      batch.addPacket(servicePackets.traceProvenance(provenance(s)));
+      if (!builtin.disableSystemInfo) {
+        batch.addPacket(servicePackets.systemInfo());
+      }
+      s.didEmitInitialPackets = true;
+    }
+    if (!builtin.disableServiceEvents) {
+      emitLifecycleEvents(s, batch);
+    }
+    for (; s.triggersEmitted < s.receivedTriggers.size(); s.triggersEmitted++) {
+      batch.addPacket(servicePackets.trigger(s.receivedTriggers.get(s.triggersEmitted)));
+    }
+    for (int i = 0; i < s.bufferIds.length; i++) {
+      TraceBuffer buf = service.buffer(s.bufferIds[i]);
+      buf.beginRead();
+      while (buf.readNextTracePacket(readPacket)) {
+        if (!PacketValidator.validate(readPacket)) {
+          s.invalidPackets++;
+          continue;
+        }
+        batch.addProducerPacket(readPacket, readPacket.uid(), readPacket.pid(),
+            s.sequenceIdFor(readPacket.producerId(), readPacket.writerId()));
+        if (batch.bytes() >= TracingService.READ_BATCH_BYTES) {
+          out.onTraceData(batch.take(), true);
+        }
+      }
+    }
+    if (!builtin.disableServiceEvents) {
+      s.addLifecycleEvent(TracingServiceEvent.READ_TRACING_BUFFERS_COMPLETED_FIELD_NUMBER, clocks.now());
+      emitLifecycleEvents(s, batch);
+    }
+    if (s.shouldEmitStats) {
+      batch.addPacket(servicePackets.traceStats(service.queries().traceStats(s)));
+      s.shouldEmitStats = false;
+    }
+    out.onTraceData(batch.take(), false);
+  }
+
+  /** Per buffer of the session, the sequences (trusted id, producer) that have written into it. */
+  private TraceProvenance provenance(TracingSession s) {
+    TraceProvenance.Builder p = TraceProvenance.newBuilder();
+    for (int id : s.bufferIds) {
+      TraceProvenance.Buffer.Builder b = p.addBuffersBuilder();
+      TraceBuffer buf = service.buffer(id);
+      if (buf != null) {
+        buf.forEachWriter((producer, writer) -> b.addSequences(TraceProvenance.Sequence
+            .newBuilder().setId(s.sequenceIdFor(producer, writer)).setProducerId(producer)));
+      }
+    }
+    return p.build();
+  }
+
+  private void emitLifecycleEvents(TracingSession s, SliceBatch batch) {
+    for (TracingSession.LifecycleEvent e : s.lifecycleEvents) {
+      batch.addPacket(servicePackets.lifecycleEvent(e));
+    }
+    s.lifecycleEvents.clear();
+  }
+
+  /** The builtin_data_sources switches of a config. */
+  private record BuiltinDataSources(boolean disableClockSnapshotting, boolean disableTraceConfig,
+      boolean disableSystemInfo, boolean disableServiceEvents) {
+    BuiltinDataSources(TraceConfig.BuiltinDataSource b) {
+      this(b.getDisableClockSnapshotting(), b.getDisableTraceConfig(), b.getDisableSystemInfo(),
+          b.getDisableServiceEvents());
+    }
+  }
+}

@@ -1,0 +1,139 @@
+package org.jperfetto.service;
+
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.Random;
+import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
+import org.jperfetto.protos.ObservableEvents;
+import org.jperfetto.protos.TraceConfig;
+import org.jperfetto.protos.TraceConfig.TriggerConfig.TriggerMode;
+
+/**
+ * Trigger configs, on the service thread: the timeouts of sessions that wait for a trigger, and
+ * ActivateTriggers from producers, which start (START_TRACING), stop (STOP_TRACING) or announce a
+ * snapshot of (CLONE_SNAPSHOT) the sessions whose trigger_config names them.
+ */
+final class Triggers {
+  private static final System.Logger LOG = System.getLogger(Triggers.class.getName());
+  private static final long DAY_NS = 24L * 3600 * 1_000_000_000L;
+
+  private final TracingService service;
+  private final SessionTasks tasks;
+  private final ClockSource clocks;
+  /** Trigger hits over the last 24 h, for max_per_24_h: {name hash, timestamp ns}. */
+  private final ArrayDeque<long[]> history = new ArrayDeque<>();
+  private final Random random = new Random();
+
+  Triggers(TracingService service, SessionTasks tasks, ClockSource clocks) {
+    this.service = service;
+    this.tasks = tasks;
+    this.clocks = clocks;
+  }
+
+  /** A START_TRACING session just configured: it ends if no trigger comes in trigger_timeout_ms. */
+  void armStartTimeout(TracingSession s) {
+    s.triggerTimer = tasks.after(timeoutMs(s), s, SessionTasks.in(TracingSession.State.CONFIGURED), live -> {
+      LOG.log(System.Logger.Level.INFO, "session {0}: no START_TRACING trigger in {1} ms",
+          live.id, live.config.getTriggerConfig().getTriggerTimeoutMs());
+      service.disableTracing(live);
+    });
+  }
+
+  /** A session just started: STOP_TRACING and CLONE_SNAPSHOT ones end if no trigger comes in time. */
+  void armStopTimeout(TracingSession s) {
+    TriggerMode mode = s.triggerMode();
+    if (mode == TriggerMode.STOP_TRACING || mode == TriggerMode.CLONE_SNAPSHOT) {
+      s.triggerTimer = tasks.after(timeoutMs(s), s,
+          live -> live.state == TracingSession.State.STARTED && live.receivedTriggers.isEmpty(),
+          service::flushAndDisable);
+    }
+  }
+
+  private static long timeoutMs(TracingSession s) {
+    return Integer.toUnsignedLong(s.config.getTriggerConfig().getTriggerTimeoutMs());
+  }
+
+  /** ActivateTriggers from producer p: starts, stops or snapshots the sessions that wait for them. */
+  void activate(ProducerConnection p, List<String> names) {
+    long now = clocks.now();
+    while (!history.isEmpty() && now - history.peekFirst()[1] > DAY_NS) {
+      history.pollFirst();
+    }
+    for (String name : names) {
+      boolean matched = false;
+      for (TracingSession s : List.copyOf(service.sessions())) {
+        TriggerMode mode = s.triggerMode();
+        if (mode == TriggerMode.UNSPECIFIED
+            || s.state == TracingSession.State.CLONED_READ_ONLY
+            || s.state == TracingSession.State.DISABLED) {
+          continue;
+        }
+        for (TraceConfig.TriggerConfig.Trigger t : s.config.getTriggerConfig().getTriggersList()) {
+          if (!t.getName().equals(name) || !producerNameMatches(t.getProducerNameRegex(), p.name)
+              || (t.getSkipProbability() > 0 && random.nextDouble() < t.getSkipProbability())
+              || (t.getMaxPer24H() > 0 && hitsInLastDay(name) >= t.getMaxPer24H())) {
+            continue;
+          }
+          matched = true;
+          onTrigger(s, mode, new TracingSession.ReceivedTrigger(name, p.name, p.identity.uid(),
+              Integer.toUnsignedLong(t.getStopDelayMs()), now));
+          break;
+        }
+      }
+      if (matched) {
+        history.addLast(new long[] {name.hashCode(), now});
+      }
+    }
+  }
+
+  private static boolean producerNameMatches(String regex, String producerName) {
+    try {
+      return regex.isEmpty() || Pattern.compile(regex).matcher(producerName).matches();
+    } catch (PatternSyntaxException e) {
+      return false; // refused at enable time
+    }
+  }
+
+  private int hitsInLastDay(String name) {
+    int n = 0;
+    for (long[] h : history) {
+      if (h[0] == name.hashCode()) {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  private void onTrigger(TracingSession s, TriggerMode mode, TracingSession.ReceivedTrigger t) {
+    boolean first = s.receivedTriggers.isEmpty();
+    s.receivedTriggers.add(t);
+    switch (mode) {
+      case START_TRACING -> {
+        if (s.state == TracingSession.State.CONFIGURED) {
+          SessionTasks.cancel(s.triggerTimer);
+          // The trigger's stop_delay_ms becomes the trace duration.
+          s.config = s.config.toBuilder().setDurationMs((int) t.stopDelayMs()).build();
+          service.startTracing(s);
+        }
+      }
+      case STOP_TRACING -> {
+        if (first) {
+          tasks.after(t.stopDelayMs(), s, SessionTasks.in(TracingSession.State.STARTED),
+              service::flushAndDisable);
+        }
+      }
+      case CLONE_SNAPSHOT -> tasks.after(t.stopDelayMs(), s, SessionTasks.always(), live -> {
+        ConsumerConnection c = live.consumer;
+        if (c != null && (c.observedEvents & (1 << ObservableEvents.Type.TYPE_CLONE_TRIGGER_HIT_VALUE)) != 0) {
+          c.callbacks.onObservableEvents(ObservableEvents.newBuilder().setCloneTriggerHit(
+              ObservableEvents.CloneTriggerHit.newBuilder().setTracingSessionId(live.id)
+                  .setTriggerName(t.name()).setProducerName(t.producerName())
+                  .setProducerUid(t.producerUid()).setBootTimeNs(t.timestampNs())
+                  .setTriggerDelayMs(t.stopDelayMs())).build());
+        }
+      });
+      default -> { }
+    }
+  }
+}
