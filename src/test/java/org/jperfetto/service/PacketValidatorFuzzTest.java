@@ -46,6 +46,21 @@ class PacketValidatorFuzzTest {
     assertEquals(expected, validate(pieces), () -> "packet in " + pieces.size() + " slices");
   }
 
+  /**
+   * Found by this fuzz test: a length of 2^63 or more (a 10-byte varint) read as a negative long
+   * passed the 2^28-1 check, and the field's contents were then read as more fields, so a packet
+   * no protobuf reader accepts was handed out.
+   */
+  @org.junit.jupiter.api.Test
+  void aLengthOfTwoToThe63OrMoreIsRejected() {
+    byte[] packet = {
+        0x12, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff,
+        (byte) 0xff, (byte) 0xff, 0x01, // field 2, length 2^64-1
+        0x08, 0x00, 0x0a, 0x01, 0x00}; // bytes that read as two well-formed fields
+    assertEquals(false, reference(packet));
+    assertEquals(false, validate(List.of(packet)));
+  }
+
   /** Writes the pieces as consecutive chunks of one sequence, reads the glued packet, validates it. */
   private static boolean validate(List<byte[]> pieces) {
     long bytes = pieces.stream().mapToLong(p -> p.length + 64).sum();
