@@ -84,7 +84,9 @@ final class PacketValidator {
           }
           case VARINT_VALUE -> state = State.PREAMBLE;
           case LENGTH -> {
-            if (value > MAX_MESSAGE_LENGTH) {
+            // Unsigned: a 10-byte varint can set bit 63, and a negative skip would read the
+            // field's contents as more fields.
+            if (Long.compareUnsigned(value, MAX_MESSAGE_LENGTH) > 0) {
               return false;
             }
             skip = value;
