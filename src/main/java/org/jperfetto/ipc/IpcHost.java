@@ -14,6 +14,7 @@ import org.jperfetto.ipc.wire.FrameReader;
 import org.jperfetto.ipc.wire.FrameSink;
 import org.jperfetto.ipc.wire.RawInvoke;
 import org.jperfetto.os.Epoll;
+import org.jperfetto.os.Errno;
 import org.jperfetto.os.ErrnoException;
 import org.jperfetto.os.Fds;
 import org.jperfetto.os.PeerCredentials;
@@ -43,6 +44,9 @@ public final class IpcHost implements AutoCloseable {
   public static final int MAX_SEND_BUFFER_BYTES = 4 * 1024 * 1024;
 
   static final int LISTEN_BACKLOG = 128;
+  /** First and longest pause of the listener after a failed accept. */
+  static final long ACCEPT_RETRY_MIN_MS = 50;
+  static final long ACCEPT_RETRY_MAX_MS = 1000;
   /** Reads per connection per readiness event, so one busy peer cannot starve the others. */
   private static final int READS_PER_EVENT = 16;
   private static final int READ_EVENTS = Epoll.IN | Epoll.RDHUP;
@@ -55,6 +59,9 @@ public final class IpcHost implements AutoCloseable {
   private final Map<Long, Connection> connections = new HashMap<>();
   private long listenerToken;
   private long lastClientId;
+  /** The listener's current pause after failed accepts, 0 while accepting normally. */
+  private long acceptRetryMs;
+  private final RateLimitedLog acceptFailureLog = new RateLimitedLog(LOG, 10_000);
   private volatile boolean closed;
 
   private volatile int connectionCount;
@@ -65,6 +72,7 @@ public final class IpcHost implements AutoCloseable {
   private volatile long sendOverflows;
   private volatile long invocations;
   private volatile long rejectedRequests;
+  private volatile long acceptFailures;
 
   private IpcHost(UnixSocket listener, List<ServiceDefinition> services, EventLoop loop, boolean ownsLoop) {
     this.listener = listener;
@@ -164,7 +172,7 @@ public final class IpcHost implements AutoCloseable {
 
   public HostStats stats() {
     return new HostStats(connectionCount, accepted, dropped, framesTooLarge, malformedFrames,
-        sendOverflows, invocations, rejectedRequests);
+        sendOverflows, invocations, rejectedRequests, acceptFailures);
   }
 
   /**
@@ -187,11 +195,19 @@ public final class IpcHost implements AutoCloseable {
       try {
         socket = listener.accept();
       } catch (ErrnoException e) {
-        LOG.log(Level.WARNING, "accept on " + listener.address() + " failed: " + e.getMessage());
+        if (e.errno() == Errno.ECONNABORTED) {
+          continue; // that peer gave up while queued; the next one may be fine
+        }
+        pauseAccepting(e);
         return;
       }
       if (socket == null) {
         return;
+      }
+      if (acceptRetryMs != 0) {
+        LOG.log(Level.INFO, "accepting on " + listener.address() + " again after " + acceptFailures
+            + " failed accept(s) in all");
+        acceptRetryMs = 0;
       }
       try {
         socket.setNonBlocking(true);
@@ -202,9 +218,41 @@ public final class IpcHost implements AutoCloseable {
         accepted++;
         connectionCount = connections.size();
       } catch (ErrnoException e) {
-        LOG.log(Level.WARNING, "setting up an accepted connection failed: " + e.getMessage());
+        acceptFailureLog.log(Level.WARNING, "setting up an accepted connection on "
+            + listener.address() + " failed: " + e.getMessage());
         socket.close();
       }
+    }
+  }
+
+  /**
+   * accept failed (EMFILE/ENFILE: out of descriptors, ENOBUFS/ENOMEM, ...): the pending connection
+   * stays queued and a level-triggered listener would be ready again at once, so stop watching it
+   * and retry after a delay that doubles up to {@link #ACCEPT_RETRY_MAX_MS}. Connections already
+   * accepted are served meanwhile. Upstream's host simply returns and is woken again right away.
+   */
+  private void pauseAccepting(ErrnoException e) {
+    acceptFailures++;
+    acceptRetryMs = acceptRetryMs == 0 ? ACCEPT_RETRY_MIN_MS : Math.min(2 * acceptRetryMs, ACCEPT_RETRY_MAX_MS);
+    acceptFailureLog.log(Level.WARNING, "accept on " + listener.address() + " failed: " + e.getMessage()
+        + "; not accepting new connections for " + acceptRetryMs + " ms (open connections: "
+        + connections.size() + ")");
+    try {
+      loop.modify(listener.fd(), 0, listenerToken);
+    } catch (ErrnoException m) {
+      LOG.log(Level.ERROR, "pausing the listener " + listener.address() + ": " + m.getMessage());
+    }
+    loop.schedule(this::resumeAccepting, acceptRetryMs);
+  }
+
+  private void resumeAccepting() {
+    if (closed) {
+      return;
+    }
+    try {
+      loop.modify(listener.fd(), Epoll.IN, listenerToken);
+    } catch (ErrnoException e) {
+      LOG.log(Level.ERROR, "resuming the listener " + listener.address() + ": " + e.getMessage());
     }
   }
 
