@@ -1,5 +1,6 @@
 package org.jperfetto.ipc;
 
+import com.google.protobuf.InvalidProtocolBufferException;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.System.Logger.Level;
@@ -47,6 +48,9 @@ public final class IpcHost implements AutoCloseable {
   /** First and longest pause of the listener after a failed accept. */
   static final long ACCEPT_RETRY_MIN_MS = 50;
   static final long ACCEPT_RETRY_MAX_MS = 1000;
+  /** At most one line per uid per interval about what that uid's peers sent. */
+  static final long PEER_LOG_INTERVAL_MS = 5000;
+  private static final int MAX_PEER_LOGS = 1024;
   /** Reads per connection per readiness event, so one busy peer cannot starve the others. */
   private static final int READS_PER_EVENT = 16;
   private static final int READ_EVENTS = Epoll.IN | Epoll.RDHUP;
@@ -62,6 +66,7 @@ public final class IpcHost implements AutoCloseable {
   /** The listener's current pause after failed accepts, 0 while accepting normally. */
   private long acceptRetryMs;
   private final RateLimitedLog acceptFailureLog = new RateLimitedLog(LOG, 10_000);
+  private final Map<Integer, RateLimitedLog> peerLogs = new HashMap<>();
   private volatile boolean closed;
 
   private volatile int connectionCount;
@@ -442,6 +447,13 @@ public final class IpcHost implements AutoCloseable {
       invocations++;
       try {
         method.handler().handle(call);
+      } catch (InvalidProtocolBufferException e) { // the peer's bytes, not our bug: no stack trace
+        peerLog(client).log(Level.WARNING, "client " + client.clientId() + " (pid " + client.pid()
+            + " uid " + client.uid() + ") sent undecodable arguments to " + service.name() + "."
+            + method.name() + ": " + e.getMessage());
+        if (!call.isDone()) {
+          call.fail();
+        }
       } catch (Exception e) {
         LOG.log(Level.ERROR, "handler of " + call + " failed", e);
         if (!call.isDone()) {
@@ -513,8 +525,8 @@ public final class IpcHost implements AutoCloseable {
       closed = true;
       if (error) {
         dropped++;
-        LOG.log(Level.WARNING, "dropping IPC client " + client.clientId() + " (pid " + client.pid()
-            + "): " + reason);
+        peerLog(client).log(Level.WARNING, "dropping IPC client " + client.clientId() + " (pid "
+            + client.pid() + " uid " + client.uid() + "): " + reason);
       } else {
         LOG.log(Level.DEBUG, () -> "IPC client " + client.clientId() + ": " + reason);
       }
@@ -533,6 +545,18 @@ public final class IpcHost implements AutoCloseable {
         }
       }
     }
+  }
+
+  /**
+   * The log of lines caused by what a peer sent (bad frames, undecodable arguments, not draining
+   * replies), one line per {@link #PEER_LOG_INTERVAL_MS} per uid, so that a peer reconnecting in a
+   * loop cannot turn its bytes into a flood of log lines.
+   */
+  private RateLimitedLog peerLog(ClientInfo client) {
+    if (peerLogs.size() >= MAX_PEER_LOGS && !peerLogs.containsKey(client.uid())) {
+      peerLogs.clear(); // bounded: uids are few in practice; forgetting only allows another line
+    }
+    return peerLogs.computeIfAbsent(client.uid(), uid -> new RateLimitedLog(LOG, PEER_LOG_INTERVAL_MS));
   }
 
   /** The service a client invokes by id (ids from 1, in the order given), or null. */

@@ -76,6 +76,7 @@ class IpcIT {
         })
         .method("Later", call -> Thread.ofPlatform().start(() -> call.reply(utf8("from " + call.methodName()))))
         .method("NoReply", call -> events.add("noreply " + call.args().toStringUtf8() + " " + call.replyExpected()))
+        .method("Decode", call -> call.reply(IPCFrame.parseFrom(call.args()).toByteString()))
         .listener(new ServiceListener() {
           @Override
           public void onClientBound(ClientInfo client) {
@@ -120,7 +121,7 @@ class IpcIT {
       assertEquals(2, greeter.serviceId());
       assertEquals(1, greeter.methodIds().get("Echo"));
       assertEquals(9, greeter.methodIds().get("NoReply"));
-      assertEquals(9, greeter.methodIds().size());
+      assertEquals(10, greeter.methodIds().size());
       assertEquals(1, await(client.bind("Other")).serviceId());
       IpcException e = failure(client.bind("Missing"));
       assertEquals(IpcException.Kind.SERVICE_NOT_FOUND, e.kind());
@@ -329,6 +330,36 @@ class IpcIT {
       assertEquals(1, stats.malformedFrames());
       assertEquals(2, stats.dropped());
     }
+  }
+
+  @Test
+  void undecodableArgumentsGetAFailedReplyAndOneShortLogLinePerUid() throws Exception {
+    java.util.logging.Logger jul = java.util.logging.Logger.getLogger(IpcHost.class.getName());
+    List<java.util.logging.LogRecord> records = new CopyOnWriteArrayList<>();
+    java.util.logging.Handler capture = new java.util.logging.Handler() {
+      @Override public void publish(java.util.logging.LogRecord r) { records.add(r); }
+      @Override public void flush() { }
+      @Override public void close() { }
+    };
+    jul.addHandler(capture);
+    try (IpcClient a = IpcClient.connect(path); IpcClient b = IpcClient.connect(path)) {
+      ByteString garbage = ByteString.copyFrom(new byte[] {0x12, 0x05, 0x01}); // truncated field
+      for (IpcClient client : List.of(a, b)) {
+        BoundService greeter = await(client.bind("Greeter"));
+        for (int i = 0; i < 50; i++) {
+          assertEquals(IpcException.Kind.REQUEST_FAILED, failure(greeter.invoke("Decode", garbage)).kind());
+        }
+        assertEquals(utf8("still"), await(greeter.invoke("Echo", utf8("still"))).bytes());
+      }
+    } finally {
+      jul.removeHandler(capture);
+    }
+    // 100 bad requests from one uid, over two connections: one line, no stack trace.
+    assertEquals(1, records.size(), () -> records.stream().map(java.util.logging.LogRecord::getMessage).toList().toString());
+    java.util.logging.LogRecord line = records.getFirst();
+    assertEquals(null, line.getThrown());
+    assertTrue(line.getMessage().contains("undecodable arguments to Greeter.Decode"), line.getMessage());
+    assertTrue(line.getMessage().length() < 400, line.getMessage());
   }
 
   @Test
