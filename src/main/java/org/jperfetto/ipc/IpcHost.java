@@ -303,7 +303,7 @@ public final class IpcHost implements AutoCloseable {
           n = socket.receive(reader.receiveBuffer(), reader.receiveOffset(), reader.receiveSpace(),
               receivedFd);
         } catch (ErrnoException e) {
-          drop("receive failed: " + e.getMessage(), true);
+          drop("receive failed: " + e.getMessage(), !isPeerGone(e));
           return;
         }
         if (n < 0) {
@@ -514,7 +514,7 @@ public final class IpcHost implements AutoCloseable {
           loop.modify(socket.fd(), wantWrite ? READ_EVENTS | Epoll.OUT : READ_EVENTS, token);
         }
       } catch (ErrnoException e) {
-        drop("send failed: " + e.getMessage(), true);
+        drop("send failed: " + e.getMessage(), !isPeerGone(e));
       }
     }
 
@@ -557,6 +557,14 @@ public final class IpcHost implements AutoCloseable {
       peerLogs.clear(); // bounded: uids are few in practice; forgetting only allows another line
     }
     return peerLogs.computeIfAbsent(client.uid(), uid -> new RateLimitedLog(LOG, PEER_LOG_INTERVAL_MS));
+  }
+
+  /**
+   * ECONNRESET / EPIPE: the peer closed its end, with replies it had not read yet (a consumer that
+   * got its trace and exits does so); a disconnect like any other, not an error.
+   */
+  private static boolean isPeerGone(ErrnoException e) {
+    return e.errno() == Errno.ECONNRESET || e.errno() == Errno.EPIPE;
   }
 
   /** The service a client invokes by id (ids from 1, in the order given), or null. */

@@ -363,6 +363,22 @@ class IpcIT {
   }
 
   @Test
+  void aPeerClosingWithUnreadRepliesIsAnOrderlyDisconnect() throws Exception {
+    for (int round = 0; round < 5; round++) {
+      long before = host.stats().invocations();
+      try (RawPeer peer = new RawPeer(path)) {
+        for (int i = 0; i < 20; i++) { // replies the peer never reads: its close resets the socket
+          peer.send(IPCFrame.newBuilder().setRequestId(i + 1).setMsgInvokeMethod(IPCFrame.InvokeMethod
+              .newBuilder().setServiceId(2).setMethodId(1).setArgsProto(utf8("unread"))).build());
+        }
+        waitFor(() -> host.stats().invocations() == before + 20);
+      }
+      waitFor(() -> host.stats().connections() == 0);
+    }
+    assertEquals(0, host.stats().dropped(), "ECONNRESET after an orderly close is not a drop");
+  }
+
+  @Test
   void framesNearTheCapAreServedAndLargerOnesRefusedBeforeSending() throws Exception {
     try (IpcClient client = IpcClient.connect(path)) {
       BoundService greeter = await(client.bind("Greeter"));
