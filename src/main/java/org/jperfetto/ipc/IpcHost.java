@@ -36,13 +36,21 @@ import org.jperfetto.protos.IPCFrame;
  * <p>Threading: handlers and {@link ServiceListener} callbacks run on the loop thread, one at a time
  * (the service is single-threaded, like upstream's), and must not block. A slow peer never blocks
  * the loop: sockets are non-blocking, each peer's unsent replies are bounded by
- * {@link #MAX_SEND_BUFFER_BYTES}, and a peer that lets them pile up past it is dropped.
+ * {@link #MAX_SEND_BUFFER_BYTES}, and a peer that lets them pile up past it, or takes none of them
+ * for the send timeout ({@link #setSendTimeoutMs}), is dropped.
  */
 public final class IpcHost implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(IpcHost.class.getName());
 
   /** Unsent bytes a peer may have pending before it is dropped. */
   public static final int MAX_SEND_BUFFER_BYTES = 4 * 1024 * 1024;
+  /**
+   * How long a peer may leave its socket full (replies pending, none taken) before it is dropped:
+   * upstream's default IPC send timeout (kDefaultIpcTxTimeoutMs), which its consumer socket uses.
+   */
+  public static final long DEFAULT_SEND_TIMEOUT_MS = 10_000;
+  /** Upstream's send timeout on the producer socket (kProducerSocketTxTimeoutMs). */
+  public static final long PRODUCER_SEND_TIMEOUT_MS = 10;
 
   static final int LISTEN_BACKLOG = 128;
   /** First and longest pause of the listener after a failed accept. */
@@ -78,6 +86,8 @@ public final class IpcHost implements AutoCloseable {
   private volatile long invocations;
   private volatile long rejectedRequests;
   private volatile long acceptFailures;
+  private volatile long sendTimeouts;
+  private volatile long sendTimeoutMs = DEFAULT_SEND_TIMEOUT_MS;
 
   private IpcHost(UnixSocket listener, List<ServiceDefinition> services, EventLoop loop, boolean ownsLoop) {
     this.listener = listener;
@@ -177,7 +187,20 @@ public final class IpcHost implements AutoCloseable {
 
   public HostStats stats() {
     return new HostStats(connectionCount, accepted, dropped, framesTooLarge, malformedFrames,
-        sendOverflows, invocations, rejectedRequests, acceptFailures);
+        sendOverflows, invocations, rejectedRequests, acceptFailures, sendTimeouts);
+  }
+
+  /**
+   * Sets how long a peer may leave replies unsent (its socket full, no byte taken) before it is
+   * dropped, for sends from now on. Upstream blocks its thread in sendmsg up to this long and then
+   * shuts the socket down; this host never blocks, it checks the stall on a timer, so one peer that
+   * stops reading costs the others nothing in the meantime.
+   */
+  public void setSendTimeoutMs(long timeoutMs) {
+    if (timeoutMs <= 0) {
+      throw new IllegalArgumentException("send timeout must be positive: " + timeoutMs);
+    }
+    sendTimeoutMs = timeoutMs;
   }
 
   /**
@@ -275,6 +298,9 @@ public final class IpcHost implements AutoCloseable {
     long token;
     boolean writeInterest;
     boolean closed;
+    /** When the peer last took bytes while replies were pending (stall start), or 0 if none are. */
+    long stalledSinceNanos;
+    EventLoop.Timer sendTimer;
     /** Reply bytes handed over from other threads and not yet appended to {@link #out}. */
     final java.util.concurrent.atomic.AtomicLong inTransit = new java.util.concurrent.atomic.AtomicLong();
     /** {@link #out}'s pending bytes as of the loop's last append or flush. */
@@ -507,14 +533,50 @@ public final class IpcHost implements AutoCloseable {
 
     private void flush() {
       try {
+        long before = out.pendingBytes();
         boolean wantWrite = !out.flush(socket);
         unsent = out.pendingBytes();
+        watchSendStall(wantWrite, unsent < before);
         if (wantWrite != writeInterest) {
           writeInterest = wantWrite;
           loop.modify(socket.fd(), wantWrite ? READ_EVENTS | Epoll.OUT : READ_EVENTS, token);
         }
       } catch (ErrnoException e) {
         drop("send failed: " + e.getMessage(), !isPeerGone(e));
+      }
+    }
+
+    /** Starts, restarts (progress made) or ends the stall clock of the send timeout. */
+    private void watchSendStall(boolean pending, boolean progressed) {
+      if (!pending) {
+        stalledSinceNanos = 0;
+        return;
+      }
+      if (stalledSinceNanos == 0 || progressed) {
+        stalledSinceNanos = System.nanoTime();
+      }
+      if (sendTimer == null) {
+        sendTimer = loop.schedule(this::checkSendStall, sendTimeoutMs);
+      }
+    }
+
+    private void checkSendStall() {
+      sendTimer = null;
+      if (closed || stalledSinceNanos == 0) {
+        return;
+      }
+      flush(); // the peer may have read since the last OUT event we handled
+      if (closed || stalledSinceNanos == 0) {
+        return;
+      }
+      long timeoutMs = sendTimeoutMs;
+      long stalledMs = (System.nanoTime() - stalledSinceNanos) / 1_000_000;
+      if (stalledMs >= timeoutMs) {
+        sendTimeouts++;
+        drop("send timeout: the peer took none of its pending replies for " + stalledMs
+            + " ms (pending=" + out.pendingBytes() + " timeout=" + timeoutMs + " ms)", true);
+      } else {
+        sendTimer = loop.schedule(this::checkSendStall, timeoutMs - stalledMs);
       }
     }
 
@@ -529,6 +591,10 @@ public final class IpcHost implements AutoCloseable {
             + client.pid() + " uid " + client.uid() + "): " + reason);
       } else {
         LOG.log(Level.DEBUG, () -> "IPC client " + client.clientId() + ": " + reason);
+      }
+      if (sendTimer != null) {
+        sendTimer.cancel();
+        sendTimer = null;
       }
       loop.unregister(socket.fd(), token);
       reader.close();

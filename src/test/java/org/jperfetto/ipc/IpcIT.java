@@ -431,6 +431,40 @@ class IpcIT {
     }
   }
 
+  @Test
+  void aPeerThatStopsReadingIsDroppedAfterTheSendTimeoutAndOthersAreServed() throws Exception {
+    ServiceDefinition flood = ServiceDefinition.builder("Flood")
+        .method("Flood", call -> {
+          ByteString chunk = ByteString.copyFrom(new byte[64 * 1024]);
+          for (int i = 0; i < 16; i++) { // 1 MiB: over the socket buffer, under the 4 MiB bound
+            call.replyMore(chunk);
+          }
+        }).build();
+    String floodPath = dir.resolve("stall.sock").toString();
+    try (IpcHost floodHost = IpcHost.start(floodPath, List.of(flood, greeter()));
+         RawPeer stalled = new RawPeer(floodPath); RawPeer slow = new RawPeer(floodPath);
+         IpcClient other = IpcClient.connect(floodPath)) {
+      floodHost.setSendTimeoutMs(1000);
+      IPCFrame invoke = IPCFrame.newBuilder().setRequestId(1)
+          .setMsgInvokeMethod(IPCFrame.InvokeMethod.newBuilder().setServiceId(1).setMethodId(1)).build();
+      long start = System.nanoTime();
+      stalled.send(invoke);
+      slow.send(invoke);
+      Thread.sleep(300); // slow: pauses well under the timeout, then reads everything
+      for (int i = 0; i < 16; i++) {
+        assertEquals(1, slow.next().getRequestId());
+      }
+      BoundService greeter = await(other.bind("Greeter"));
+      assertEquals(utf8("meanwhile"), await(greeter.invoke("Echo", utf8("meanwhile"))).bytes());
+      waitFor(() -> floodHost.stats().sendTimeouts() == 1 && floodHost.stats().connections() == 2);
+      long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+      assertTrue(ms >= 900, "dropped after " + ms + " ms, before the timeout");
+      assertEquals(0, floodHost.stats().sendOverflows());
+      assertEquals(1, floodHost.stats().dropped());
+      assertEquals(utf8("after"), await(greeter.invoke("Echo", utf8("after"))).bytes());
+    }
+  }
+
   static void waitFor(java.util.function.BooleanSupplier condition) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
     while (!condition.getAsBoolean()) {

@@ -172,6 +172,7 @@ public final class ServiceHost implements AutoCloseable {
           unhosted = null;
           hosts.add(host);
           if (producer) {
+            host.setSendTimeoutMs(IpcHost.PRODUCER_SEND_TIMEOUT_MS); // as upstream's traced
             ports.get(i).attach(host);
           }
         }
