@@ -121,18 +121,28 @@ public final class TracingService {
     this(runner, shmFactory, ClockSource.jdk(), currentUid());
   }
 
-  /** The uid of this process, from /proc/self/status (0 if unreadable). */
+  /**
+   * The uid of this process, from /proc/self/status.
+   *
+   * @throws IllegalStateException if it cannot be read: guessing (root, say) would let lockdown
+   *     mode admit producers it must refuse, so the service does not start instead
+   */
   public static int currentUid() {
+    return uidFromStatus(Path.of("/proc/self/status"));
+  }
+
+  /** The real uid on the "Uid:" line of a /proc/PID/status file; fails closed (see currentUid). */
+  static int uidFromStatus(Path status) {
     try {
-      for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+      for (String line : Files.readAllLines(status)) {
         if (line.startsWith("Uid:")) {
           return Integer.parseInt(line.substring(4).trim().split("\\s+")[0]);
         }
       }
-    } catch (java.io.IOException | RuntimeException e) {
-      // fall through
+      throw new IllegalStateException("cannot tell this process's uid: no Uid line in " + status);
+    } catch (java.io.IOException | NumberFormatException e) {
+      throw new IllegalStateException("cannot tell this process's uid from " + status + ": " + e, e);
     }
-    return 0;
   }
 
   /**

@@ -217,7 +217,8 @@ class JperfettoIT {
   void serviceErrorIsReportedAndTheEmptyFileRemoved() {
     fake.setEnableError("Too many concurrent tracing sesions");
     Path file = dir.resolve("e.pftrace");
-    assertEquals(0, run("-t", "1s", "-o", file.toString()), "upstream exits 0 here");
+    // upstream's perfetto exits 0 here; a refused session is a failure for jperfetto (issue 14)
+    assertEquals(1, run("-t", "1s", "-o", file.toString()), err());
     assertTrue(err().contains("Service error: Too many concurrent tracing sesions"), err());
     assertFalse(Files.exists(file));
   }
@@ -285,6 +286,14 @@ class JperfettoIT {
     fake = FakeTraced.startWithout(socket, Set.of("CloneSession"));
     assertEquals(1, run("--clone", "7", "-o", dir.resolve("c").toString()));
     assertTrue(err().contains("does not support"), err());
+  }
+
+  @Test
+  void aRefusedCloneExitsNonZero() {
+    Path file = dir.resolve("refused.pftrace");
+    assertEquals(1, run("--clone", "8", "-o", file.toString()), err());
+    assertTrue(err().contains("Service error: Failed to clone tracing session 8: no session 8"), err());
+    assertFalse(Files.exists(file));
   }
 
   @Test
