@@ -65,6 +65,7 @@ public final class TracingService {
 
   private final TaskRunner runner;
   private volatile BufferMemory bufferMemory = BufferMemory.ZEROED;
+  private volatile long maxBufferBytes = Long.MAX_VALUE;
   private final SharedMemory.Factory shmFactory;
   private final ClockSource clocks;
   private final ServicePackets servicePackets;
@@ -151,6 +152,17 @@ public final class TracingService {
    */
   public void useBufferMemory(BufferMemory memory) {
     this.bufferMemory = java.util.Objects.requireNonNull(memory, "memory");
+  }
+
+  /**
+   * Caps the bytes all sessions' trace buffers may take together (unlimited by default): a session
+   * whose buffers would pass it is refused. See {@link BufferBudget}.
+   */
+  public void limitBufferMemory(long maxBytes) {
+    if (maxBytes <= 0) {
+      throw new IllegalArgumentException("buffer memory budget must be positive: " + maxBytes);
+    }
+    this.maxBufferBytes = maxBytes;
   }
 
   /** How many sessions (clones included) this service has created; any thread. */
@@ -530,6 +542,10 @@ public final class TracingService {
     }
     if (buffers.size() + cfg.getBuffersCount() > MAX_ID) {
       return "Too many trace buffers in the service: buffers=" + buffers.size();
+    }
+    String overBudget = BufferBudget.check(maxBufferBytes, buffers.values(), cfg);
+    if (overBudget != null) {
+      return overBudget;
     }
     int[] ids = new int[cfg.getBuffersCount()];
     for (int i = 0; i < ids.length; i++) {

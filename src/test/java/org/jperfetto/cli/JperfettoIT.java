@@ -289,6 +289,22 @@ class JperfettoIT {
   }
 
   @Test
+  void aSessionPastJtracedsBufferBudgetIsRefusedWithTheReasonAndExitOne() throws IOException {
+    Path consumer = dir.resolve("budget-consumer.sock");
+    try (org.jperfetto.service.ipc.ServiceHost jtraced = org.jperfetto.service.ipc.ServiceHost.start(
+        org.jperfetto.service.ipc.ServiceHost.Options.of(dir.resolve("budget-producer.sock").toString(),
+            consumer.toString()).withMaxBufferBytes(1 << 20))) {
+      socket = jtraced.consumerSocket();
+      Path file = dir.resolve("budget.pftrace");
+      assertEquals(1, run("-t", "100ms", "-b", "4mb", "-o", file.toString()), err());
+      assertTrue(err().contains("Service error: Trace buffers of 4096 KB exceed the service's buffer"
+          + " memory budget: 0 KB of 1024 KB are in use"), err());
+      assertFalse(Files.exists(file));
+      assertEquals(0, run("-t", "100ms", "-b", "1mb", "-o", file.toString()), err());
+    }
+  }
+
+  @Test
   void aRefusedCloneExitsNonZero() {
     Path file = dir.resolve("refused.pftrace");
     assertEquals(1, run("--clone", "8", "-o", file.toString()), err());
