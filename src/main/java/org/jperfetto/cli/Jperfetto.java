@@ -297,7 +297,7 @@ public final class Jperfetto {
     }
     if (!end.ok()) {
       err.println("Service error: " + end.error());
-      return EXIT_OK; // as upstream: a service error still ends the command with 0
+      return EXIT_ERROR; // upstream's perfetto exits 0 here (a legacy of its guardrails); a refusal is a failure
     }
     err.println("Trace written into the output file");
     return EXIT_OK;
@@ -348,7 +348,7 @@ public final class Jperfetto {
       if (output != null) {
         output.removeIfEmpty();
       }
-      return EXIT_OK; // upstream keeps exit code 0 here, for compatibility with its old guardrails
+      return EXIT_ERROR; // upstream's perfetto exits 0 here (a legacy of its guardrails); a refusal is a failure
     }
     if (config.getWriteIntoFile()) {
       err.println("Trace written into the output file");
@@ -371,7 +371,7 @@ public final class Jperfetto {
           : "\"" + options.cloneName + "\"";
       err.println("Service error: Failed to clone tracing session " + name + ": " + response.getError());
       output.removeIfEmpty();
-      return EXIT_OK;
+      return EXIT_ERROR;
     }
     if (response.getWasWriteIntoFile()) {
       err.println("Trace written into the output file");

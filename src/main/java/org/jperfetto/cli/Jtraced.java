@@ -21,6 +21,7 @@ import org.jperfetto.ipc.DefaultSockets;
  * <pre>
  * jtraced [--producer-socket PATH[,PATH...]] [--consumer-socket PATH]
  *         [--consumer-socket-mode OCTAL] [--background [--log-file FILE]] [-v | --log-level LEVEL]
+ *         [--max-buffer-memory SIZE]
  * </pre>
  *
  * Paths default to $PERFETTO_PRODUCER_SOCK_NAME / $PERFETTO_CONSUMER_SOCK_NAME, else
@@ -28,6 +29,11 @@ import org.jperfetto.ipc.DefaultSockets;
  * /tmp/perfetto-{producer,consumer}. Once listening it prints one line,
  * {@code jtraced: listening on producer=... consumer=...}. SIGTERM or Ctrl-C closes the sockets,
  * removes their files and exits with status 0.
+ *
+ * <p>--max-buffer-memory (e.g. 512mb, 8gb): the trace buffers of all sessions together may not
+ * be larger; EnableTracing of a session that would pass it fails with an error naming the budget
+ * (the consumer prints it). Default: half the machine's RAM (4 GiB if /proc/meminfo is unreadable).
+ * Buffer pages are committed as data arrives, so this bounds what sessions may grow to.
  *
  * <p>--background: a JVM cannot fork, so jtraced starts itself again (same java, same JVM and
  * program arguments minus --background) under setsid when available, with stdin from /dev/null and
@@ -41,7 +47,7 @@ public final class Jtraced {
   private Jtraced() {}
 
   record Args(String producerSockets, String consumerSocket, int consumerSocketMode,
-      boolean background, String logFile, Level logLevel) {}
+      boolean background, String logFile, Level logLevel, long maxBufferBytes) {}
 
   public static void main(String[] argv) {
     Args args;
@@ -65,7 +71,7 @@ public final class Jtraced {
     ServiceHost host;
     try {
       host = ServiceHost.start(ServiceHost.Options.of(args.producerSockets(), args.consumerSocket())
-          .withConsumerSocketMode(args.consumerSocketMode()));
+          .withConsumerSocketMode(args.consumerSocketMode()).withMaxBufferBytes(args.maxBufferBytes()));
     } catch (IOException | RuntimeException e) {
       System.err.println("jtraced: " + e.getMessage());
       System.exit(1);
@@ -101,6 +107,7 @@ public final class Jtraced {
     boolean background = false;
     String logFile = "/tmp/jtraced.log";
     Level level = Level.WARNING;
+    long maxBufferBytes = ServiceHost.defaultMaxBufferBytes();
     for (int i = 0; i < argv.length; i++) {
       String a = argv[i];
       String value = null;
@@ -117,11 +124,13 @@ public final class Jtraced {
         case "--log-file" -> logFile = value != null ? value : next(argv, ++i, a);
         case "-v", "--verbose" -> level = Level.FINE;
         case "--log-level" -> level = parseLevel(value != null ? value : next(argv, ++i, a));
+        case "--max-buffer-memory" -> maxBufferBytes = parseBytes(value != null ? value : next(argv, ++i, a), a);
         default -> throw new IllegalArgumentException("unknown argument: " + argv[i]);
       }
     }
     return new Args(producer != null ? producer : DefaultSockets.producer(),
-        consumer != null ? consumer : DefaultSockets.consumer(), mode, background, logFile, level);
+        consumer != null ? consumer : DefaultSockets.consumer(), mode, background, logFile, level,
+        maxBufferBytes);
   }
 
   private static String next(String[] argv, int i, String flag) {
@@ -129,6 +138,19 @@ public final class Jtraced {
       throw new IllegalArgumentException(flag + " needs a value");
     }
     return argv[i];
+  }
+
+  /** A size like 512mb, 4gb or 1048576 (bytes): the units of jperfetto's -b. */
+  private static long parseBytes(String s, String flag) {
+    try {
+      long kb = s.chars().allMatch(Character::isDigit) ? Long.parseLong(s) / 1024 : TraceConfigs.sizeKb(s);
+      if (kb <= 0) {
+        throw new IllegalArgumentException(flag + " must be at least 1kb, got " + s);
+      }
+      return kb * 1024;
+    } catch (TraceConfigs.ConfigException | NumberFormatException e) {
+      throw new IllegalArgumentException(flag + " wants a size like 512mb or 4gb, got " + s);
+    }
   }
 
   private static int parseMode(String s) {
@@ -158,6 +180,7 @@ public final class Jtraced {
     return """
         usage: jtraced [--producer-socket PATH[,PATH...]] [--consumer-socket PATH]
                        [--consumer-socket-mode OCTAL] [--background [--log-file FILE]]
+                       [--max-buffer-memory SIZE (default: half the RAM)]
                        [-v | --log-level error|warning|info|debug|trace]""";
   }
 

@@ -188,7 +188,7 @@ public final class EventLoop implements AutoCloseable {
   private static void dispatch(Handler handler, int events) {
     try {
       handler.onEvents(events);
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) { // e.g. a class that cannot load while out of fds
       LOG.log(Level.ERROR, "IPC event handler failed", e);
     }
   }

@@ -13,6 +13,9 @@ package org.jperfetto.ipc;
  * @param invocations InvokeMethod requests dispatched to handlers
  * @param rejectedRequests requests answered with a failure because the service, method or frame
  *     type was unknown
+ * @param acceptFailures accept calls that failed (e.g. EMFILE), each pausing the listener a while
+ * @param sendTimeouts peers dropped for leaving replies unsent past the send timeout
  */
 public record HostStats(int connections, long accepted, long dropped, long framesTooLarge,
-    long malformedFrames, long sendOverflows, long invocations, long rejectedRequests) {}
+    long malformedFrames, long sendOverflows, long invocations, long rejectedRequests,
+    long acceptFailures, long sendTimeouts) {}

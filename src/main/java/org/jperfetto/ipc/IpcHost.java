@@ -1,5 +1,6 @@
 package org.jperfetto.ipc;
 
+import com.google.protobuf.InvalidProtocolBufferException;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.System.Logger.Level;
@@ -14,6 +15,7 @@ import org.jperfetto.ipc.wire.FrameReader;
 import org.jperfetto.ipc.wire.FrameSink;
 import org.jperfetto.ipc.wire.RawInvoke;
 import org.jperfetto.os.Epoll;
+import org.jperfetto.os.Errno;
 import org.jperfetto.os.ErrnoException;
 import org.jperfetto.os.Fds;
 import org.jperfetto.os.PeerCredentials;
@@ -34,15 +36,29 @@ import org.jperfetto.protos.IPCFrame;
  * <p>Threading: handlers and {@link ServiceListener} callbacks run on the loop thread, one at a time
  * (the service is single-threaded, like upstream's), and must not block. A slow peer never blocks
  * the loop: sockets are non-blocking, each peer's unsent replies are bounded by
- * {@link #MAX_SEND_BUFFER_BYTES}, and a peer that lets them pile up past it is dropped.
+ * {@link #MAX_SEND_BUFFER_BYTES}, and a peer that lets them pile up past it, or takes none of them
+ * for the send timeout ({@link #setSendTimeoutMs}), is dropped.
  */
 public final class IpcHost implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(IpcHost.class.getName());
 
   /** Unsent bytes a peer may have pending before it is dropped. */
   public static final int MAX_SEND_BUFFER_BYTES = 4 * 1024 * 1024;
+  /**
+   * How long a peer may leave its socket full (replies pending, none taken) before it is dropped:
+   * upstream's default IPC send timeout (kDefaultIpcTxTimeoutMs), which its consumer socket uses.
+   */
+  public static final long DEFAULT_SEND_TIMEOUT_MS = 10_000;
+  /** Upstream's send timeout on the producer socket (kProducerSocketTxTimeoutMs). */
+  public static final long PRODUCER_SEND_TIMEOUT_MS = 10;
 
   static final int LISTEN_BACKLOG = 128;
+  /** First and longest pause of the listener after a failed accept. */
+  static final long ACCEPT_RETRY_MIN_MS = 50;
+  static final long ACCEPT_RETRY_MAX_MS = 1000;
+  /** At most one line per uid per interval about what that uid's peers sent. */
+  static final long PEER_LOG_INTERVAL_MS = 5000;
+  private static final int MAX_PEER_LOGS = 1024;
   /** Reads per connection per readiness event, so one busy peer cannot starve the others. */
   private static final int READS_PER_EVENT = 16;
   private static final int READ_EVENTS = Epoll.IN | Epoll.RDHUP;
@@ -55,6 +71,10 @@ public final class IpcHost implements AutoCloseable {
   private final Map<Long, Connection> connections = new HashMap<>();
   private long listenerToken;
   private long lastClientId;
+  /** The listener's current pause after failed accepts, 0 while accepting normally. */
+  private long acceptRetryMs;
+  private final RateLimitedLog acceptFailureLog = new RateLimitedLog(LOG, 10_000);
+  private final Map<Integer, RateLimitedLog> peerLogs = new HashMap<>();
   private volatile boolean closed;
 
   private volatile int connectionCount;
@@ -65,6 +85,9 @@ public final class IpcHost implements AutoCloseable {
   private volatile long sendOverflows;
   private volatile long invocations;
   private volatile long rejectedRequests;
+  private volatile long acceptFailures;
+  private volatile long sendTimeouts;
+  private volatile long sendTimeoutMs = DEFAULT_SEND_TIMEOUT_MS;
 
   private IpcHost(UnixSocket listener, List<ServiceDefinition> services, EventLoop loop, boolean ownsLoop) {
     this.listener = listener;
@@ -164,7 +187,20 @@ public final class IpcHost implements AutoCloseable {
 
   public HostStats stats() {
     return new HostStats(connectionCount, accepted, dropped, framesTooLarge, malformedFrames,
-        sendOverflows, invocations, rejectedRequests);
+        sendOverflows, invocations, rejectedRequests, acceptFailures, sendTimeouts);
+  }
+
+  /**
+   * Sets how long a peer may leave replies unsent (its socket full, no byte taken) before it is
+   * dropped, for sends from now on. Upstream blocks its thread in sendmsg up to this long and then
+   * shuts the socket down; this host never blocks, it checks the stall on a timer, so one peer that
+   * stops reading costs the others nothing in the meantime.
+   */
+  public void setSendTimeoutMs(long timeoutMs) {
+    if (timeoutMs <= 0) {
+      throw new IllegalArgumentException("send timeout must be positive: " + timeoutMs);
+    }
+    sendTimeoutMs = timeoutMs;
   }
 
   /**
@@ -187,11 +223,19 @@ public final class IpcHost implements AutoCloseable {
       try {
         socket = listener.accept();
       } catch (ErrnoException e) {
-        LOG.log(Level.WARNING, "accept on " + listener.address() + " failed: " + e.getMessage());
+        if (e.errno() == Errno.ECONNABORTED) {
+          continue; // that peer gave up while queued; the next one may be fine
+        }
+        pauseAccepting(e);
         return;
       }
       if (socket == null) {
         return;
+      }
+      if (acceptRetryMs != 0) {
+        LOG.log(Level.INFO, "accepting on " + listener.address() + " again after " + acceptFailures
+            + " failed accept(s) in all");
+        acceptRetryMs = 0;
       }
       try {
         socket.setNonBlocking(true);
@@ -202,9 +246,41 @@ public final class IpcHost implements AutoCloseable {
         accepted++;
         connectionCount = connections.size();
       } catch (ErrnoException e) {
-        LOG.log(Level.WARNING, "setting up an accepted connection failed: " + e.getMessage());
+        acceptFailureLog.log(Level.WARNING, "setting up an accepted connection on "
+            + listener.address() + " failed: " + e.getMessage());
         socket.close();
       }
+    }
+  }
+
+  /**
+   * accept failed (EMFILE/ENFILE: out of descriptors, ENOBUFS/ENOMEM, ...): the pending connection
+   * stays queued and a level-triggered listener would be ready again at once, so stop watching it
+   * and retry after a delay that doubles up to {@link #ACCEPT_RETRY_MAX_MS}. Connections already
+   * accepted are served meanwhile. Upstream's host simply returns and is woken again right away.
+   */
+  private void pauseAccepting(ErrnoException e) {
+    acceptFailures++;
+    acceptRetryMs = acceptRetryMs == 0 ? ACCEPT_RETRY_MIN_MS : Math.min(2 * acceptRetryMs, ACCEPT_RETRY_MAX_MS);
+    acceptFailureLog.log(Level.WARNING, "accept on " + listener.address() + " failed: " + e.getMessage()
+        + "; not accepting new connections for " + acceptRetryMs + " ms (open connections: "
+        + connections.size() + ")");
+    try {
+      loop.modify(listener.fd(), 0, listenerToken);
+    } catch (ErrnoException m) {
+      LOG.log(Level.ERROR, "pausing the listener " + listener.address() + ": " + m.getMessage());
+    }
+    loop.schedule(this::resumeAccepting, acceptRetryMs);
+  }
+
+  private void resumeAccepting() {
+    if (closed) {
+      return;
+    }
+    try {
+      loop.modify(listener.fd(), Epoll.IN, listenerToken);
+    } catch (ErrnoException e) {
+      LOG.log(Level.ERROR, "resuming the listener " + listener.address() + ": " + e.getMessage());
     }
   }
 
@@ -222,6 +298,9 @@ public final class IpcHost implements AutoCloseable {
     long token;
     boolean writeInterest;
     boolean closed;
+    /** When the peer last took bytes while replies were pending (stall start), or 0 if none are. */
+    long stalledSinceNanos;
+    EventLoop.Timer sendTimer;
     /** Reply bytes handed over from other threads and not yet appended to {@link #out}. */
     final java.util.concurrent.atomic.AtomicLong inTransit = new java.util.concurrent.atomic.AtomicLong();
     /** {@link #out}'s pending bytes as of the loop's last append or flush. */
@@ -250,7 +329,7 @@ public final class IpcHost implements AutoCloseable {
           n = socket.receive(reader.receiveBuffer(), reader.receiveOffset(), reader.receiveSpace(),
               receivedFd);
         } catch (ErrnoException e) {
-          drop("receive failed: " + e.getMessage(), true);
+          drop("receive failed: " + e.getMessage(), !isPeerGone(e));
           return;
         }
         if (n < 0) {
@@ -394,6 +473,13 @@ public final class IpcHost implements AutoCloseable {
       invocations++;
       try {
         method.handler().handle(call);
+      } catch (InvalidProtocolBufferException e) { // the peer's bytes, not our bug: no stack trace
+        peerLog(client).log(Level.WARNING, "client " + client.clientId() + " (pid " + client.pid()
+            + " uid " + client.uid() + ") sent undecodable arguments to " + service.name() + "."
+            + method.name() + ": " + e.getMessage());
+        if (!call.isDone()) {
+          call.fail();
+        }
       } catch (Exception e) {
         LOG.log(Level.ERROR, "handler of " + call + " failed", e);
         if (!call.isDone()) {
@@ -447,14 +533,50 @@ public final class IpcHost implements AutoCloseable {
 
     private void flush() {
       try {
+        long before = out.pendingBytes();
         boolean wantWrite = !out.flush(socket);
         unsent = out.pendingBytes();
+        watchSendStall(wantWrite, unsent < before);
         if (wantWrite != writeInterest) {
           writeInterest = wantWrite;
           loop.modify(socket.fd(), wantWrite ? READ_EVENTS | Epoll.OUT : READ_EVENTS, token);
         }
       } catch (ErrnoException e) {
-        drop("send failed: " + e.getMessage(), true);
+        drop("send failed: " + e.getMessage(), !isPeerGone(e));
+      }
+    }
+
+    /** Starts, restarts (progress made) or ends the stall clock of the send timeout. */
+    private void watchSendStall(boolean pending, boolean progressed) {
+      if (!pending) {
+        stalledSinceNanos = 0;
+        return;
+      }
+      if (stalledSinceNanos == 0 || progressed) {
+        stalledSinceNanos = System.nanoTime();
+      }
+      if (sendTimer == null) {
+        sendTimer = loop.schedule(this::checkSendStall, sendTimeoutMs);
+      }
+    }
+
+    private void checkSendStall() {
+      sendTimer = null;
+      if (closed || stalledSinceNanos == 0) {
+        return;
+      }
+      flush(); // the peer may have read since the last OUT event we handled
+      if (closed || stalledSinceNanos == 0) {
+        return;
+      }
+      long timeoutMs = sendTimeoutMs;
+      long stalledMs = (System.nanoTime() - stalledSinceNanos) / 1_000_000;
+      if (stalledMs >= timeoutMs) {
+        sendTimeouts++;
+        drop("send timeout: the peer took none of its pending replies for " + stalledMs
+            + " ms (pending=" + out.pendingBytes() + " timeout=" + timeoutMs + " ms)", true);
+      } else {
+        sendTimer = loop.schedule(this::checkSendStall, timeoutMs - stalledMs);
       }
     }
 
@@ -465,10 +587,14 @@ public final class IpcHost implements AutoCloseable {
       closed = true;
       if (error) {
         dropped++;
-        LOG.log(Level.WARNING, "dropping IPC client " + client.clientId() + " (pid " + client.pid()
-            + "): " + reason);
+        peerLog(client).log(Level.WARNING, "dropping IPC client " + client.clientId() + " (pid "
+            + client.pid() + " uid " + client.uid() + "): " + reason);
       } else {
         LOG.log(Level.DEBUG, () -> "IPC client " + client.clientId() + ": " + reason);
+      }
+      if (sendTimer != null) {
+        sendTimer.cancel();
+        sendTimer = null;
       }
       loop.unregister(socket.fd(), token);
       reader.close();
@@ -485,6 +611,26 @@ public final class IpcHost implements AutoCloseable {
         }
       }
     }
+  }
+
+  /**
+   * The log of lines caused by what a peer sent (bad frames, undecodable arguments, not draining
+   * replies), one line per {@link #PEER_LOG_INTERVAL_MS} per uid, so that a peer reconnecting in a
+   * loop cannot turn its bytes into a flood of log lines.
+   */
+  private RateLimitedLog peerLog(ClientInfo client) {
+    if (peerLogs.size() >= MAX_PEER_LOGS && !peerLogs.containsKey(client.uid())) {
+      peerLogs.clear(); // bounded: uids are few in practice; forgetting only allows another line
+    }
+    return peerLogs.computeIfAbsent(client.uid(), uid -> new RateLimitedLog(LOG, PEER_LOG_INTERVAL_MS));
+  }
+
+  /**
+   * ECONNRESET / EPIPE: the peer closed its end, with replies it had not read yet (a consumer that
+   * got its trace and exits does so); a disconnect like any other, not an error.
+   */
+  private static boolean isPeerGone(ErrnoException e) {
+    return e.errno() == Errno.ECONNRESET || e.errno() == Errno.EPIPE;
   }
 
   /** The service a client invokes by id (ids from 1, in the order given), or null. */

@@ -69,6 +69,7 @@ public final class TracingService {
 
   private final TaskRunner runner;
   private volatile BufferMemory bufferMemory = BufferMemory.ZEROED;
+  private volatile long maxBufferBytes = Long.MAX_VALUE;
   private final SharedMemory.Factory shmFactory;
   private final ClockSource clocks;
   private final int serviceUid;
@@ -126,18 +127,28 @@ public final class TracingService {
     this(runner, shmFactory, ClockSource.jdk(), currentUid());
   }
 
-  /** The uid of this process, from /proc/self/status (0 if unreadable). */
+  /**
+   * The uid of this process, from /proc/self/status.
+   *
+   * @throws IllegalStateException if it cannot be read: guessing (root, say) would let lockdown
+   *     mode admit producers it must refuse, so the service does not start instead
+   */
   public static int currentUid() {
+    return uidFromStatus(Path.of("/proc/self/status"));
+  }
+
+  /** The real uid on the "Uid:" line of a /proc/PID/status file; fails closed (see currentUid). */
+  static int uidFromStatus(Path status) {
     try {
-      for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+      for (String line : Files.readAllLines(status)) {
         if (line.startsWith("Uid:")) {
           return Integer.parseInt(line.substring(4).trim().split("\\s+")[0]);
         }
       }
-    } catch (java.io.IOException | RuntimeException e) {
-      // fall through
+      throw new IllegalStateException("cannot tell this process's uid: no Uid line in " + status);
+    } catch (java.io.IOException | NumberFormatException e) {
+      throw new IllegalStateException("cannot tell this process's uid from " + status + ": " + e, e);
     }
-    return 0;
   }
 
   /**
@@ -146,6 +157,17 @@ public final class TracingService {
    */
   public void useBufferMemory(BufferMemory memory) {
     this.bufferMemory = java.util.Objects.requireNonNull(memory, "memory");
+  }
+
+  /**
+   * Caps the bytes all sessions' trace buffers may take together (unlimited by default): a session
+   * whose buffers would pass it is refused. See {@link BufferBudget}.
+   */
+  public void limitBufferMemory(long maxBytes) {
+    if (maxBytes <= 0) {
+      throw new IllegalArgumentException("buffer memory budget must be positive: " + maxBytes);
+    }
+    this.maxBufferBytes = maxBytes;
   }
 
   /** How many sessions (clones included) this service has created; any thread. */
@@ -602,6 +624,10 @@ public final class TracingService {
     }
     if (buffers.size() + cfg.getBuffersCount() > MAX_ID) {
       return "Too many trace buffers in the service: buffers=" + buffers.size();
+    }
+    String overBudget = BufferBudget.check(maxBufferBytes, buffers.values(), cfg);
+    if (overBudget != null) {
+      return overBudget;
     }
     int[] ids = new int[cfg.getBuffersCount()];
     for (int i = 0; i < ids.length; i++) {

@@ -217,7 +217,8 @@ class JperfettoIT {
   void serviceErrorIsReportedAndTheEmptyFileRemoved() {
     fake.setEnableError("Too many concurrent tracing sesions");
     Path file = dir.resolve("e.pftrace");
-    assertEquals(0, run("-t", "1s", "-o", file.toString()), "upstream exits 0 here");
+    // upstream's perfetto exits 0 here; a refused session is a failure for jperfetto (issue 14)
+    assertEquals(1, run("-t", "1s", "-o", file.toString()), err());
     assertTrue(err().contains("Service error: Too many concurrent tracing sesions"), err());
     assertFalse(Files.exists(file));
   }
@@ -285,6 +286,30 @@ class JperfettoIT {
     fake = FakeTraced.startWithout(socket, Set.of("CloneSession"));
     assertEquals(1, run("--clone", "7", "-o", dir.resolve("c").toString()));
     assertTrue(err().contains("does not support"), err());
+  }
+
+  @Test
+  void aSessionPastJtracedsBufferBudgetIsRefusedWithTheReasonAndExitOne() throws IOException {
+    Path consumer = dir.resolve("budget-consumer.sock");
+    try (org.jperfetto.service.ipc.ServiceHost jtraced = org.jperfetto.service.ipc.ServiceHost.start(
+        org.jperfetto.service.ipc.ServiceHost.Options.of(dir.resolve("budget-producer.sock").toString(),
+            consumer.toString()).withMaxBufferBytes(1 << 20))) {
+      socket = jtraced.consumerSocket();
+      Path file = dir.resolve("budget.pftrace");
+      assertEquals(1, run("-t", "100ms", "-b", "4mb", "-o", file.toString()), err());
+      assertTrue(err().contains("Service error: Trace buffers of 4096 KB exceed the service's buffer"
+          + " memory budget: 0 KB of 1024 KB are in use"), err());
+      assertFalse(Files.exists(file));
+      assertEquals(0, run("-t", "100ms", "-b", "1mb", "-o", file.toString()), err());
+    }
+  }
+
+  @Test
+  void aRefusedCloneExitsNonZero() {
+    Path file = dir.resolve("refused.pftrace");
+    assertEquals(1, run("--clone", "8", "-o", file.toString()), err());
+    assertTrue(err().contains("Service error: Failed to clone tracing session 8: no session 8"), err());
+    assertFalse(Files.exists(file));
   }
 
   @Test

@@ -30,6 +30,20 @@ class JtracedArgsTest {
     assertEquals(Level.WARNING, a.logLevel());
     assertFalse(a.producerSockets().isEmpty());
     assertEquals(Level.FINEST, Jtraced.parse(new String[] {"--log-level", "trace"}).logLevel());
+    assertEquals(org.jperfetto.service.ipc.ServiceHost.defaultMaxBufferBytes(), a.maxBufferBytes());
+    assertTrue(a.maxBufferBytes() >= 64L << 20, "half the RAM: " + a.maxBufferBytes());
+  }
+
+  @Test
+  void bufferMemoryBudget() {
+    assertEquals(2L << 30, Jtraced.parse(new String[] {"--max-buffer-memory", "2gb"}).maxBufferBytes());
+    assertEquals(512L << 20, Jtraced.parse(new String[] {"--max-buffer-memory=512m"}).maxBufferBytes());
+    assertEquals(1L << 20, Jtraced.parse(new String[] {"--max-buffer-memory", "1048576"}).maxBufferBytes());
+    for (String bad : new String[] {"lots", "0", "0mb", "-1gb"}) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> Jtraced.parse(new String[] {"--max-buffer-memory", bad}));
+      assertTrue(e.getMessage().contains("--max-buffer-memory"), e.getMessage());
+    }
   }
 
   @Test

@@ -76,6 +76,7 @@ class IpcIT {
         })
         .method("Later", call -> Thread.ofPlatform().start(() -> call.reply(utf8("from " + call.methodName()))))
         .method("NoReply", call -> events.add("noreply " + call.args().toStringUtf8() + " " + call.replyExpected()))
+        .method("Decode", call -> call.reply(IPCFrame.parseFrom(call.args()).toByteString()))
         .listener(new ServiceListener() {
           @Override
           public void onClientBound(ClientInfo client) {
@@ -120,7 +121,7 @@ class IpcIT {
       assertEquals(2, greeter.serviceId());
       assertEquals(1, greeter.methodIds().get("Echo"));
       assertEquals(9, greeter.methodIds().get("NoReply"));
-      assertEquals(9, greeter.methodIds().size());
+      assertEquals(10, greeter.methodIds().size());
       assertEquals(1, await(client.bind("Other")).serviceId());
       IpcException e = failure(client.bind("Missing"));
       assertEquals(IpcException.Kind.SERVICE_NOT_FOUND, e.kind());
@@ -332,6 +333,52 @@ class IpcIT {
   }
 
   @Test
+  void undecodableArgumentsGetAFailedReplyAndOneShortLogLinePerUid() throws Exception {
+    java.util.logging.Logger jul = java.util.logging.Logger.getLogger(IpcHost.class.getName());
+    List<java.util.logging.LogRecord> records = new CopyOnWriteArrayList<>();
+    java.util.logging.Handler capture = new java.util.logging.Handler() {
+      @Override public void publish(java.util.logging.LogRecord r) { records.add(r); }
+      @Override public void flush() { }
+      @Override public void close() { }
+    };
+    jul.addHandler(capture);
+    try (IpcClient a = IpcClient.connect(path); IpcClient b = IpcClient.connect(path)) {
+      ByteString garbage = ByteString.copyFrom(new byte[] {0x12, 0x05, 0x01}); // truncated field
+      for (IpcClient client : List.of(a, b)) {
+        BoundService greeter = await(client.bind("Greeter"));
+        for (int i = 0; i < 50; i++) {
+          assertEquals(IpcException.Kind.REQUEST_FAILED, failure(greeter.invoke("Decode", garbage)).kind());
+        }
+        assertEquals(utf8("still"), await(greeter.invoke("Echo", utf8("still"))).bytes());
+      }
+    } finally {
+      jul.removeHandler(capture);
+    }
+    // 100 bad requests from one uid, over two connections: one line, no stack trace.
+    assertEquals(1, records.size(), () -> records.stream().map(java.util.logging.LogRecord::getMessage).toList().toString());
+    java.util.logging.LogRecord line = records.getFirst();
+    assertEquals(null, line.getThrown());
+    assertTrue(line.getMessage().contains("undecodable arguments to Greeter.Decode"), line.getMessage());
+    assertTrue(line.getMessage().length() < 400, line.getMessage());
+  }
+
+  @Test
+  void aPeerClosingWithUnreadRepliesIsAnOrderlyDisconnect() throws Exception {
+    for (int round = 0; round < 5; round++) {
+      long before = host.stats().invocations();
+      try (RawPeer peer = new RawPeer(path)) {
+        for (int i = 0; i < 20; i++) { // replies the peer never reads: its close resets the socket
+          peer.send(IPCFrame.newBuilder().setRequestId(i + 1).setMsgInvokeMethod(IPCFrame.InvokeMethod
+              .newBuilder().setServiceId(2).setMethodId(1).setArgsProto(utf8("unread"))).build());
+        }
+        waitFor(() -> host.stats().invocations() == before + 20);
+      }
+      waitFor(() -> host.stats().connections() == 0);
+    }
+    assertEquals(0, host.stats().dropped(), "ECONNRESET after an orderly close is not a drop");
+  }
+
+  @Test
   void framesNearTheCapAreServedAndLargerOnesRefusedBeforeSending() throws Exception {
     try (IpcClient client = IpcClient.connect(path)) {
       BoundService greeter = await(client.bind("Greeter"));
@@ -381,6 +428,40 @@ class IpcIT {
         clients.forEach(IpcClient::close);
       }
       waitFor(() -> floodHost.stats().connections() == 0);
+    }
+  }
+
+  @Test
+  void aPeerThatStopsReadingIsDroppedAfterTheSendTimeoutAndOthersAreServed() throws Exception {
+    ServiceDefinition flood = ServiceDefinition.builder("Flood")
+        .method("Flood", call -> {
+          ByteString chunk = ByteString.copyFrom(new byte[64 * 1024]);
+          for (int i = 0; i < 16; i++) { // 1 MiB: over the socket buffer, under the 4 MiB bound
+            call.replyMore(chunk);
+          }
+        }).build();
+    String floodPath = dir.resolve("stall.sock").toString();
+    try (IpcHost floodHost = IpcHost.start(floodPath, List.of(flood, greeter()));
+         RawPeer stalled = new RawPeer(floodPath); RawPeer slow = new RawPeer(floodPath);
+         IpcClient other = IpcClient.connect(floodPath)) {
+      floodHost.setSendTimeoutMs(1000);
+      IPCFrame invoke = IPCFrame.newBuilder().setRequestId(1)
+          .setMsgInvokeMethod(IPCFrame.InvokeMethod.newBuilder().setServiceId(1).setMethodId(1)).build();
+      long start = System.nanoTime();
+      stalled.send(invoke);
+      slow.send(invoke);
+      Thread.sleep(300); // slow: pauses well under the timeout, then reads everything
+      for (int i = 0; i < 16; i++) {
+        assertEquals(1, slow.next().getRequestId());
+      }
+      BoundService greeter = await(other.bind("Greeter"));
+      assertEquals(utf8("meanwhile"), await(greeter.invoke("Echo", utf8("meanwhile"))).bytes());
+      waitFor(() -> floodHost.stats().sendTimeouts() == 1 && floodHost.stats().connections() == 2);
+      long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+      assertTrue(ms >= 900, "dropped after " + ms + " ms, before the timeout");
+      assertEquals(0, floodHost.stats().sendOverflows());
+      assertEquals(1, floodHost.stats().dropped());
+      assertEquals(utf8("after"), await(greeter.invoke("Echo", utf8("after"))).bytes());
     }
   }
 

@@ -45,15 +45,20 @@ public final class ServiceHost implements AutoCloseable {
    * @param consumerSocket the path to serve ConsumerPort on
    * @param consumerSocketMode chmod of the consumer socket file, e.g. 0600 or 0666
    * @param clocks the service's clocks
+   * @param maxBufferBytes the bytes all sessions' trace buffers may take together
+   *     ({@link #defaultMaxBufferBytes()} unless set)
    */
   public record Options(List<String> producerSockets, String consumerSocket, int consumerSocketMode,
-      ClockSource clocks) {
+      ClockSource clocks, long maxBufferBytes) {
     public Options {
       producerSockets = List.copyOf(producerSockets);
       Objects.requireNonNull(consumerSocket, "consumerSocket");
       Objects.requireNonNull(clocks, "clocks");
       if (producerSockets.isEmpty()) {
         throw new IllegalArgumentException("no producer socket");
+      }
+      if (maxBufferBytes <= 0) {
+        throw new IllegalArgumentException("buffer memory budget must be positive: " + maxBufferBytes);
       }
       if ((consumerSocketMode & ~0777) != 0) {
         throw new IllegalArgumentException("consumer socket mode out of range: 0"
@@ -69,15 +74,19 @@ public final class ServiceHost implements AutoCloseable {
     /** producerSockets may be a comma-separated list. */
     public static Options of(String producerSockets, String consumerSocket) {
       return new Options(DefaultSockets.split(producerSockets), consumerSocket,
-          DEFAULT_CONSUMER_SOCKET_MODE, new PosixClockSource());
+          DEFAULT_CONSUMER_SOCKET_MODE, new PosixClockSource(), defaultMaxBufferBytes());
     }
 
     public Options withConsumerSocketMode(int mode) {
-      return new Options(producerSockets, consumerSocket, mode, clocks);
+      return new Options(producerSockets, consumerSocket, mode, clocks, maxBufferBytes);
     }
 
     public Options withClocks(ClockSource clockSource) {
-      return new Options(producerSockets, consumerSocket, consumerSocketMode, clockSource);
+      return new Options(producerSockets, consumerSocket, consumerSocketMode, clockSource, maxBufferBytes);
+    }
+
+    public Options withMaxBufferBytes(long bytes) {
+      return new Options(producerSockets, consumerSocket, consumerSocketMode, clocks, bytes);
     }
   }
 
@@ -160,6 +169,7 @@ public final class ServiceHost implements AutoCloseable {
         TracingService service = new TracingService(runner, MemfdSharedMemory.factory(),
             options.clocks(), TracingService.currentUid());
         service.useBufferMemory(ServiceHost::lazyBufferMemory);
+        service.limitBufferMemory(options.maxBufferBytes());
         List<ProducerPortService> ports = new ArrayList<>();
         for (int i = 0; i < listeners.size() - 1; i++) {
           ports.add(new ProducerPortService(service));
@@ -173,6 +183,7 @@ public final class ServiceHost implements AutoCloseable {
           unhosted = null;
           hosts.add(host);
           if (producer) {
+            host.setSendTimeoutMs(IpcHost.PRODUCER_SEND_TIMEOUT_MS); // as upstream's traced
             ports.get(i).attach(host);
           }
         }
@@ -253,6 +264,25 @@ public final class ServiceHost implements AutoCloseable {
   }
 
   /** Trace buffer memory committed page by page as data arrives (anonymous MAP_NORESERVE). */
+  /**
+   * jtraced's default budget for all trace buffers together: half the machine's memory (MemTotal in
+   * /proc/meminfo), or 4 GiB when that cannot be read. Buffers are committed as they fill, so this
+   * bounds what sessions may grow to; half leaves the traced processes room to run.
+   */
+  public static long defaultMaxBufferBytes() {
+    try {
+      for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/meminfo"))) {
+        if (line.startsWith("MemTotal:")) {
+          long kb = Long.parseLong(line.substring(9).trim().split("\\s+")[0]);
+          return kb * 1024 / 2;
+        }
+      }
+    } catch (java.io.IOException | RuntimeException e) {
+      // fall through to the fixed default
+    }
+    return 4L << 30;
+  }
+
   static MemorySegment lazyBufferMemory(long size, Arena arena) {
     try {
       return SharedMapping.mapAnonymous(size, arena);
