@@ -11,7 +11,8 @@ import org.jperfetto.producer.track.TrackEvent;
  * The agent in the traced JVM (started by {@link org.jperfetto.agent.boot.AgentBoot} in its own
  * class loader): a {@link TracingProducer} for the process on the system backend, connecting (and
  * reconnecting) in the background, with the TrackEvent data source (method slices, category
- * {@code jvm.method}) and {@code jvm.jfr}. Nothing records until a session enables them.
+ * {@code jvm.method}), {@code jvm.methods} (method patterns from a session's config) and
+ * {@code jvm.jfr}. Nothing records until a session enables them.
  */
 public final class JperfettoAgent {
   private static final System.Logger LOG = System.getLogger(JperfettoAgent.class.getName());
@@ -45,11 +46,10 @@ public final class JperfettoAgent {
     if (options.jfr()) {
       b.dataSource(JfrDataSource.create(options.jfrConfig()));
     }
-    int rewritten = 0;
     MethodPatterns patterns = MethodPatterns.parse(options.methods());
-    if (!patterns.isEmpty()) {
-      rewritten = new MethodTransformer(inst, patterns, table).install();
-    }
+    MethodTransformer transformer = new MethodTransformer(inst, patterns, table);
+    int rewritten = transformer.install();
+    b.dataSource(MethodsDataSource.create(transformer));
     TracingProducer p = b.start();
     producer = p;
     Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().unstarted(p::close));

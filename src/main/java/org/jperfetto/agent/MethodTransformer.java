@@ -6,6 +6,7 @@ import java.lang.instrument.Instrumentation;
 import java.lang.instrument.UnmodifiableClassException;
 import java.security.ProtectionDomain;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -13,7 +14,10 @@ import org.jperfetto.agent.boot.MethodHooks;
 
 /**
  * Rewrites the classes {@link MethodPatterns} names as they load (and, for a JVM the agent joins
- * late, the ones already loaded) with {@link MethodRewriter}. Classes whose loader cannot see
+ * late, the ones already loaded) with {@link MethodRewriter}. The patterns are the agent options'
+ * plus those of the running {@code jvm.methods} instances ({@link MethodsDataSource}): when one
+ * starts or stops, the loaded classes its patterns name are retransformed, so a class no pattern
+ * names any more is back to its original bytecode. Classes whose loader cannot see
  * {@link MethodHooks} (the JDK's own, or loaders that do not delegate to the system class loader)
  * are left alone and logged; a class in a named module is made to read the hooks' module first.
  */
@@ -21,22 +25,58 @@ final class MethodTransformer implements ClassFileTransformer {
   private static final System.Logger LOG = System.getLogger(MethodTransformer.class.getName());
 
   private final Instrumentation inst;
-  private final MethodPatterns patterns;
+  private final MethodPatterns fromOptions;
+  private final Map<Long, MethodPatterns> fromSessions = new LinkedHashMap<>();
+  private volatile MethodPatterns patterns;
   private final MethodTable table;
   private final Module hooksModule = MethodHooks.class.getModule();
 
-  MethodTransformer(Instrumentation inst, MethodPatterns patterns, MethodTable table) {
+  MethodTransformer(Instrumentation inst, MethodPatterns fromOptions, MethodTable table) {
     this.inst = inst;
-    this.patterns = patterns;
+    this.fromOptions = fromOptions;
+    this.patterns = fromOptions;
     this.table = table;
   }
 
   /** Registers itself and rewrites the matching classes already loaded; returns how many those were. */
   int install() {
     inst.addTransformer(this, true);
+    return retransformMatching(fromOptions);
+  }
+
+  /** Adds a session's patterns and rewrites the loaded classes they name; returns how many. */
+  synchronized int addSessionPatterns(long instanceId, MethodPatterns p) {
+    fromSessions.put(instanceId, p);
+    update();
+    return retransformMatching(p);
+  }
+
+  /** Removes a session's patterns; the loaded classes they named get their bytecode back. */
+  synchronized void removeSessionPatterns(long instanceId) {
+    MethodPatterns p = fromSessions.remove(instanceId);
+    if (p != null) {
+      update();
+      retransformMatching(p);
+    }
+  }
+
+  private void update() {
+    List<MethodPatterns.Entry> all = new ArrayList<>(fromOptions.entries());
+    fromSessions.values().forEach(p -> all.addAll(p.entries()));
+    patterns = new MethodPatterns(all);
+  }
+
+  MethodPatterns patterns() {
+    return patterns;
+  }
+
+  private int retransformMatching(MethodPatterns which) {
+    if (which.isEmpty()) {
+      return 0;
+    }
     List<Class<?>> loaded = new ArrayList<>();
     for (Class<?> c : inst.getAllLoadedClasses()) {
-      if (!c.isArray() && !c.isPrimitive() && !c.isHidden() && patterns.matchesClass(c.getName())
+      if (!c.isArray() && !c.isPrimitive() && !c.isHidden() && which.matchesClass(c.getName())
           && inst.isModifiableClass(c) && candidate(c.getName(), c.getClassLoader())) {
         loaded.add(c);
       }
@@ -74,11 +114,12 @@ final class MethodTransformer implements ClassFileTransformer {
       return null;
     }
     String className = internalName.replace('/', '.');
-    if (!patterns.matchesClass(className) || !candidate(className, loader)) {
+    MethodPatterns p = patterns;
+    if (!p.matchesClass(className) || !candidate(className, loader)) {
       return null;
     }
     try {
-      byte[] out = MethodRewriter.rewrite(classFile, className, patterns, table::add);
+      byte[] out = MethodRewriter.rewrite(classFile, className, p, table::add);
       if (out != null && module != null && module.isNamed() && !module.canRead(hooksModule)) {
         inst.redefineModule(module, Set.of(hooksModule), Map.of(), Map.of(), Set.of(), Map.of());
       }

@@ -16,6 +16,7 @@ import org.jperfetto.agent.AgentTestApp.Launch;
 import org.jperfetto.agent.AgentTraceFixture.MethodSlices;
 import org.jperfetto.cli.CliContext;
 import org.jperfetto.cli.DemoTrace;
+import org.jperfetto.protos.DataSourceConfig;
 import org.jperfetto.service.ipc.ServiceHost;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -97,6 +98,28 @@ class AgentIT {
       assertTraced(trace, app);
       assertFalse(app.stderrText().contains("WARNING: A Java agent has been loaded dynamically"),
           "-XX:+EnableDynamicAgentLoading silences the JDK's warning: " + app.stderrText());
+    }
+  }
+
+  @Test
+  void aSessionsConfigNamesTheMethodsAndTheyAreRestoredAfterIt() throws Exception {
+    String p = dir.resolve("p.sock").toString();
+    String c = dir.resolve("c.sock").toString();
+    DataSourceConfig trackEvent = DataSourceConfig.newBuilder().setName("track_event").build();
+    DataSourceConfig methods = DataSourceConfig.newBuilder().setName(MethodsDataSource.NAME)
+        .setLegacyConfig("example.app.Work#compute\nexample.app.Work#leaf").build();
+    try (ServiceHost host = ServiceHost.start(ServiceHost.Options.of(p, c));
+        AgentTestApp app = AgentTestApp.start(dir, Launch.CLASS_PATH, jvmFlags(AgentTraceFixture.agentFlag(agentJar,
+            "name=configured,socket=" + p + ",jfr=off")))) {
+      MethodSlices first = AgentTraceFixture.methodSlices(DemoTrace.of(
+          AgentTraceFixture.record(c, "configured", app, List.of(trackEvent, methods), 0)));
+      assertEquals(Map.of("Work.compute", EXPECTED.get("Work.compute"), "Work.leaf", EXPECTED.get("Work.leaf")),
+          first.counts(), "the session's patterns, rewritten before the service heard the start");
+      MethodSlices after = AgentTraceFixture.methodSlices(DemoTrace.of(
+          AgentTraceFixture.record(c, "configured", app, List.of(trackEvent), 0)));
+      assertEquals(Map.of(), after.counts(), "Work has its own bytecode back once the session ended");
+      assertEquals(0, app.exit(), app.stderrText());
+      assertFalse(app.stderrText().contains("Exception"), app.stderrText());
     }
   }
 

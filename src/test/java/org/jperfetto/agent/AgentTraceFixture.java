@@ -39,7 +39,8 @@ final class AgentTraceFixture {
   record MethodSlices(Map<String, Integer> counts, Map<String, Set<String>> tracks, int unmatchedEnds,
       int leftOpen) {}
 
-  static void awaitProducer(TracingConsumer consumer, String producerName) throws Exception {
+  static void awaitProducer(TracingConsumer consumer, String producerName, Set<String> dataSources)
+      throws Exception {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     while (true) {
       TracingServiceState s = consumer.queryServiceState(false).get(10, TimeUnit.SECONDS);
@@ -48,7 +49,7 @@ final class AgentTraceFixture {
       Set<String> sources = new HashSet<>();
       s.getDataSourcesList().stream().filter(d -> ids.contains(d.getProducerId()))
           .forEach(d -> sources.add(d.getDsDescriptor().getName()));
-      if (sources.containsAll(Set.of("track_event", "jvm.jfr"))) {
+      if (sources.containsAll(dataSources)) {
         return;
       }
       assertTrue(System.nanoTime() < deadline, "producer " + producerName + " registered its data sources: " + s);
@@ -58,24 +59,33 @@ final class AgentTraceFixture {
 
   /** A session with track_event and jvm.jfr (legacy_config empty: the agent's jfr option decides). */
   static List<TracePacket> record(String consumerSocket, String producerName, AgentTestApp app) throws Exception {
+    return record(consumerSocket, producerName, app, List.of(DataSourceConfig.newBuilder().setName("track_event")
+        .build(), DataSourceConfig.newBuilder().setName("jvm.jfr").build()), JFR_WARM_UP_MS);
+  }
+
+  /**
+   * Once the producer registered them, a session with sources (in this order); when all started and
+   * warmUpMs later, one RUN of the app; then flush, stop and read back.
+   */
+  static List<TracePacket> record(String consumerSocket, String producerName, AgentTestApp app,
+      List<DataSourceConfig> sources, long warmUpMs) throws Exception {
     List<TracePacket> packets = new ArrayList<>();
     try (TracingConsumer consumer = TracingConsumer.connect(consumerSocket)) {
-      awaitProducer(consumer, producerName);
+      Set<String> names = new HashSet<>();
+      sources.forEach(s -> names.add(s.getName()));
+      awaitProducer(consumer, producerName, names);
       CompletableFuture<Void> started = new CompletableFuture<>();
       consumer.observeEvents(List.of(ObservableEvents.Type.TYPE_ALL_DATA_SOURCES_STARTED), e -> {
         if (e.getAllDataSourcesStarted()) {
           started.complete(null);
         }
       });
-      TracingSession session = consumer.enableTracing(TraceConfig.newBuilder()
-          .addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb(16 * 1024))
-          .addDataSources(TraceConfig.DataSource.newBuilder().setConfig(
-              DataSourceConfig.newBuilder().setName("track_event")))
-          .addDataSources(TraceConfig.DataSource.newBuilder().setConfig(
-              DataSourceConfig.newBuilder().setName("jvm.jfr")))
-          .build());
+      TraceConfig.Builder config = TraceConfig.newBuilder()
+          .addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb(16 * 1024));
+      sources.forEach(s -> config.addDataSources(TraceConfig.DataSource.newBuilder().setConfig(s)));
+      TracingSession session = consumer.enableTracing(config.build());
       started.get(30, TimeUnit.SECONDS);
-      Thread.sleep(JFR_WARM_UP_MS);
+      Thread.sleep(warmUpMs);
       app.run();
       consumer.flush(Duration.ofSeconds(5), FlushFlags.NONE).get(30, TimeUnit.SECONDS);
       consumer.disableTracing().get(30, TimeUnit.SECONDS);

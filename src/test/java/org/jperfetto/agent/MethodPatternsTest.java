@@ -1,5 +1,6 @@
 package org.jperfetto.agent;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -43,6 +44,13 @@ class MethodPatternsTest {
     MethodPatterns p = MethodPatterns.parse(List.of("a.B$C#run"));
     assertTrue(p.matches("a.B$C", "run"));
     assertFalse(p.matches("aXB$C", "run"), "a dot is a dot");
+  }
+
+  @Test
+  void aSessionsLegacyConfigListsPatternsWithAnySeparator() {
+    MethodPatterns p = MethodsDataSource.parse(" a.B#c\n d.E+f.G, h.I\n");
+    assertEquals(List.of("a.B#c", "d.E", "f.G", "h.I"), p.entries().stream().map(MethodPatterns.Entry::text).toList());
+    assertTrue(MethodsDataSource.parse("").isEmpty());
   }
 
   @Test
