@@ -6,6 +6,7 @@
 #
 # The training run (scripts/train-cds.sh) starts jtraced and records a short session through it with
 # jperfetto (src/main/jlink/training.pbtxt).
+# JPERFETTO_AGENT_JAR, when set, is copied to lib/jperfetto-agent.jar.
 # jlink options live in src/main/jlink/jlink.args (shared with PackagingIT). JAVA_HOME picks the
 # JDK whose jlink (and so whose runtime) goes into the image; scripts/find-jdk.sh finds one if unset.
 set -eu
@@ -23,6 +24,10 @@ cds_base=
 rm -rf "$out"
 "$JAVA_HOME/bin/jlink" @"$root/src/main/jlink/jlink.args" $cds_base --module-path "$modpath" --output "$out"
 "$root/scripts/install-launchers.sh" "$out" "$@"
+# The -javaagent / `jperfetto attach` jar (the package phase builds it first), where attach looks.
+if [ -n "${JPERFETTO_AGENT_JAR:-}" ] && [ -f "$JPERFETTO_AGENT_JAR" ]; then
+  cp "$JPERFETTO_AGENT_JAR" "$out/lib/jperfetto-agent.jar"
+fi
 "$root/scripts/train-cds.sh" "$out" jtraced \
   jperfetto --system --txt -c "$root/src/main/jlink/training.pbtxt" -o /dev/null
 echo "jperfetto runtime image: $out ($(du -sh "$out" | cut -f1))"

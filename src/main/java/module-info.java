@@ -12,6 +12,14 @@ module org.jperfetto {
   requires jdk.jfr;
   // sun.misc.Signal: jperfetto stops a session cleanly on SIGINT/SIGTERM and keeps its exit code.
   requires jdk.unsupported;
+  // `jperfetto attach PID` loads the agent into a running JVM (Attach API); in the jlink image too.
+  requires jdk.attach;
+  // The agent (org.jperfetto.agent) runs only inside a traced JVM, loaded from jperfetto-agent.jar
+  // where the JVM resolves java.instrument itself and the jar nests ASM: static, so the jlink image
+  // carries neither.
+  requires static java.instrument;
+  requires static org.objectweb.asm;
+  requires static org.objectweb.asm.commons;
 
   exports org.jperfetto.protos;
   // The consumer client API (enable, flush, read, stop) and the embeddable tracing service.

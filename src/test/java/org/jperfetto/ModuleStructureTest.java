@@ -39,6 +39,10 @@ class ModuleStructureTest {
       Map.entry("consumer", Set.of("abi", "ipc", "ipc.wire", "os", "protos")),
       // The in-process backend: an embedded service with this process's producer and consumers.
       Map.entry("tracing", Set.of("service", "service.ipc", "producer", "consumer", "protos")),
+      // The -javaagent: a producer with TrackEvent and jvm.jfr; agent.boot is the JDK-only part
+      // instrumented application code links to.
+      Map.entry("agent.boot", Set.of()),
+      Map.entry("agent", Set.of("agent.boot", "producer")),
       Map.entry("cli", Set.of("*")));
 
   @Test

@@ -62,6 +62,7 @@ public final class Jperfetto {
     Plugins.register(Subcommand.class, new Demo());
     Plugins.register(Subcommand.class, new RefProducer());
     Plugins.register(Subcommand.class, new TraceSummary());
+    Plugins.register(Subcommand.class, new AttachCommand());
     int code = run(args, CliContext.system());
     System.out.flush();
     System.exit(code);

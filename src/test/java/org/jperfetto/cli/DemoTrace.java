@@ -17,19 +17,19 @@ import org.jperfetto.protos.TrackEvent;
  * sequence, each placed on its track, and the tracks named (a thread track by its thread name, a
  * custom or counter track by its own name). Sequences that intern nothing (jvm.jfr writes
  * self-contained packets: inline names, absolute CLOCK_MONOTONIC timestamps) need no incremental
- * state. Only what the demo tests look at.
+ * state. Only what the demo and agent tests look at.
  */
-final class DemoTrace {
+public final class DemoTrace {
   /**
    * One event: where it is (track: the thread's name on a thread track; lane: the track's own
    * name, e.g. "GC" for jvm.jfr's lanes), what it is called, its annotations (Long, Double,
    * Boolean, String), the packet's timestamp as written (absolute only on absolute clocks).
    */
-  record Event(TrackEvent.Type type, String name, String track, String lane, Map<String, Object> args,
+  public record Event(TrackEvent.Type type, String name, String track, String lane, Map<String, Object> args,
       TrackEvent raw, TracePacket packet) {}
 
-  final List<Event> events = new ArrayList<>();
-  final List<String> problems = new ArrayList<>();
+  public final List<Event> events = new ArrayList<>();
+  public final List<String> problems = new ArrayList<>();
   final List<TracePacket> servicePackets = new ArrayList<>();
   private final Map<Long, TrackDescriptor> tracks = new HashMap<>();
   private final List<PendingEvent> pending = new ArrayList<>();
@@ -44,7 +44,7 @@ final class DemoTrace {
     long defaultTrack;
   }
 
-  static DemoTrace of(Iterable<TracePacket> packets) {
+  public static DemoTrace of(Iterable<TracePacket> packets) {
     DemoTrace t = new DemoTrace();
     for (TracePacket p : packets) {
       t.add(p);
@@ -115,7 +115,7 @@ final class DemoTrace {
   }
 
   /** The thread name of a thread track, the name of any other track; "?uuid" when undescribed. */
-  String trackName(long uuid) {
+  public String trackName(long uuid) {
     TrackDescriptor d = tracks.get(uuid);
     if (d == null) {
       return "?" + Long.toUnsignedString(uuid);
@@ -149,7 +149,7 @@ final class DemoTrace {
         && (name.equals(d.getStaticName()) || name.equals(d.getName())));
   }
 
-  List<Event> named(String name) {
+  public List<Event> named(String name) {
     return events.stream().filter(e -> name.equals(e.name())).toList();
   }
 
@@ -162,7 +162,7 @@ final class DemoTrace {
   }
 
   /** Events of a TrackEvent category (inline categories; jvm.jfr writes "jvm.gc" and the like). */
-  List<Event> inCategory(String category) {
+  public List<Event> inCategory(String category) {
     return events.stream().filter(e -> e.raw().getCategoriesList().contains(category)).toList();
   }
 }

@@ -90,7 +90,9 @@ class PackagingIT {
     Result r = run(Map.of(), image.resolve("bin/java").toString(), "--list-modules");
     assertEquals(0, r.exit(), r::toString);
     Set<String> names = r.stdout().lines().map(l -> l.replaceFirst("@.*", "")).collect(Collectors.toCollection(TreeSet::new));
-    assertEquals(new TreeSet<>(Set.of("com.google.protobuf", "java.base", "java.logging", "jdk.jfr", "jdk.unsupported", "org.jperfetto")),
+    // jdk.attach (and its jdk.internal.jvmstat): `jperfetto attach`; java.instrument and ASM are the agent's, outside the image.
+    assertEquals(new TreeSet<>(Set.of("com.google.protobuf", "java.base", "java.logging", "jdk.attach", "jdk.internal.jvmstat", "jdk.jfr",
+        "jdk.unsupported", "org.jperfetto")),
         names, r::toString);
     assertFalse(Files.exists(image.resolve("include")), "--no-header-files: include/ must be absent");
     assertFalse(Files.exists(image.resolve("man")), "--no-man-pages: man/ must be absent");
@@ -108,6 +110,15 @@ class PackagingIT {
     assertTrue(lines.contains("trace-config buffers=1 size_kb=1024 duration_ms=2500"), r::toString);
     // Without --enable-native-access / --sun-misc-unsafe-memory-access the JDK prints WARNING lines here.
     assertEquals("", r.stderr(), "the launcher must pass every flag the JDK would otherwise warn about");
+  }
+
+  @Test
+  void attachListRunsFromTheImage() throws Exception {
+    Result r = run(Map.of(), image.resolve("bin/java").toString(), "-m", "org.jperfetto/org.jperfetto.cli.Jperfetto",
+        "attach", "--list");
+    assertEquals(0, r.exit(), r::toString);
+    assertTrue(r.stdout().lines().anyMatch(l -> l.startsWith(ProcessHandle.current().pid() + " ")),
+        () -> "this test JVM is attachable and listed: " + r);
   }
 
   @Test

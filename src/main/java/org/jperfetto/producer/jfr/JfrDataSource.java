@@ -42,11 +42,23 @@ public final class JfrDataSource {
 
   /** A new {@code jvm.jfr} data source (register it with a {@link TracingProducer}). */
   public static DataSource<JfrBridge> create() {
+    return create("");
+  }
+
+  /**
+   * A new {@code jvm.jfr} data source whose instances use defaultConfig (a legacy_config string,
+   * see {@link JfrConfig}) when the session's config leaves legacy_config empty, e.g. the groups a
+   * -javaagent option chose.
+   *
+   * @throws IllegalArgumentException if defaultConfig does not parse
+   */
+  public static DataSource<JfrBridge> create(String defaultConfig) {
+    JfrConfig.parse(defaultConfig);
     DataSourceDescriptor descriptor = DataSourceDescriptor.newBuilder()
         .setName(NAME)
         .setWillNotifyOnStop(true)
         .build();
-    Handler handler = new Handler();
+    Handler handler = new Handler(defaultConfig);
     DataSource<JfrBridge> ds = DataSource.create(descriptor, handler, BufferExhaustedPolicy.STALL_THEN_DROP);
     handler.dataSource = ds;
     return ds;
@@ -94,11 +106,17 @@ public final class JfrDataSource {
 
   private static final class Handler implements DataSourceHandler<JfrBridge> {
     DataSource<JfrBridge> dataSource;
+    private final String defaultConfig;
+
+    Handler(String defaultConfig) {
+      this.defaultConfig = defaultConfig;
+    }
 
     @Override
     public JfrBridge onSetup(DataSourceInstance<JfrBridge> instance) {
+      String text = instance.config().getLegacyConfig();
       try {
-        return new JfrBridge(JfrConfig.parse(instance.config().getLegacyConfig()), dataSource, instance);
+        return new JfrBridge(JfrConfig.parse(text.isBlank() ? defaultConfig : text), dataSource, instance);
       } catch (IllegalArgumentException e) {
         LOG.log(Level.ERROR, "jvm.jfr: instance " + instance.instanceId() + " refused: " + e.getMessage());
         return null;

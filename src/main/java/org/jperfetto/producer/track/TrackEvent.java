@@ -72,8 +72,10 @@ public final class TrackEvent {
    */
   private final ThreadState[] threadCache = new ThreadState[THREAD_CACHE_SIZE];
   private static final int THREAD_CACHE_SIZE = 64;
+  private final Runnable sessionsChanged;
 
   private TrackEvent(Builder b) {
+    this.sessionsChanged = b.sessionsChanged;
     this.processName = b.processName != null ? b.processName : ProcessInfo.current().defaultName();
     TrackEventDescriptor.Builder available = TrackEventDescriptor.newBuilder();
     for (Category c : b.categories) {
@@ -98,8 +100,18 @@ public final class TrackEvent {
     private final List<Category> categories = new java.util.ArrayList<>();
     private String processName;
     private BufferExhaustedPolicy policy = BufferExhaustedPolicy.DROP;
+    private Runnable sessionsChanged = () -> { };
 
     private Builder() {}
+
+    /**
+     * Runs listener after a session started or stopped, once the categories' enabled state is
+     * updated (e.g. to switch code that guards its trace points with its own flag).
+     */
+    public Builder onSessionsChanged(Runnable listener) {
+      this.sessionsChanged = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
 
     /** The static categories (listed in the data source descriptor). */
     public Builder categories(Category... list) {
@@ -401,6 +413,7 @@ public final class TrackEvent {
           c.setEnabled(instance.index(), session.isEnabled(c));
         }
       }
+      sessionsChanged.run();
     }
 
     @Override
@@ -411,6 +424,7 @@ public final class TrackEvent {
           c.setEnabled(instance.index(), false);
         }
       }
+      sessionsChanged.run();
       stop.done();
     }
   }

@@ -1,0 +1,170 @@
+package org.jperfetto.agent.boot;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.instrument.Instrumentation;
+import java.lang.reflect.InvocationTargetException;
+import java.net.URISyntaxException;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.Enumeration;
+import java.util.List;
+import java.util.jar.JarEntry;
+import java.util.jar.JarFile;
+
+/**
+ * The agent jar's entry point ({@code Premain-Class} and {@code Agent-Class}). It loads jperfetto
+ * and the libraries it needs (protobuf-java, ASM) from jars nested in the agent jar into a class
+ * loader of their own, whose parent is the platform class loader: the application's own
+ * protobuf-java (any version) and jperfetto never see each other. Only this package is shared,
+ * since instrumented application code calls {@link MethodHooks}.
+ *
+ * <p>A failure at start never stops the application: it is reported on standard error with what
+ * to do, and the application runs untraced. (When loaded through {@code jperfetto attach}, the
+ * failure is also the attach command's error.)
+ */
+public final class AgentBoot {
+  /** Where the nested jars sit inside the agent jar. */
+  public static final String LIB_DIR = "META-INF/jperfetto/lib/";
+  static final String AGENT_CLASS = "org.jperfetto.agent.JperfettoAgent";
+  private static boolean started;
+
+  private AgentBoot() {}
+
+  /** {@code -javaagent:jperfetto-agent.jar[=options]}. */
+  public static void premain(String options, Instrumentation inst) {
+    try {
+      boot(options, inst, false);
+    } catch (Exception | LinkageError e) {
+      System.err.println("jperfetto agent: not started: " + message(e));
+    }
+  }
+
+  /** Loaded into a running JVM ({@code jperfetto attach PID}). */
+  public static void agentmain(String options, Instrumentation inst) throws Exception {
+    try {
+      boot(options, inst, true);
+    } catch (Exception | LinkageError e) {
+      System.err.println("jperfetto agent: not started: " + message(e));
+      throw e;
+    }
+  }
+
+  private static synchronized void boot(String options, Instrumentation inst, boolean dynamic) throws Exception {
+    if (started) {
+      System.err.println("jperfetto agent: already running in this JVM; ignored the second load (options: "
+          + options + ")");
+      return;
+    }
+    ClassLoader loader = isolatedLoader();
+    try {
+      Class.forName(AGENT_CLASS, true, loader)
+          .getMethod("start", String.class, Instrumentation.class, boolean.class)
+          .invoke(null, options, inst, dynamic);
+    } catch (InvocationTargetException e) {
+      if (e.getCause() instanceof Exception cause) {
+        throw cause;
+      }
+      throw e;
+    }
+    started = true;
+  }
+
+  private static String message(Throwable e) {
+    return e.getMessage() != null ? e.getMessage() : e.toString();
+  }
+
+  /**
+   * The loader of jperfetto inside the agent: the nested jars, copied out to a private temporary
+   * directory (removed at exit). Without nested jars (this class loaded from a class directory, as
+   * in an IDE), jperfetto is already on this class's own loader and that is used instead.
+   */
+  static ClassLoader isolatedLoader() throws IOException {
+    Path self;
+    try {
+      self = Path.of(AgentBoot.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+    } catch (URISyntaxException | RuntimeException e) {
+      throw new IOException("cannot locate the agent jar: " + e, e);
+    }
+    if (!Files.isRegularFile(self)) {
+      return AgentBoot.class.getClassLoader();
+    }
+    Path dir = Files.createTempDirectory("jperfetto-agent");
+    dir.toFile().deleteOnExit();
+    List<URL> urls = new ArrayList<>();
+    try (JarFile jar = new JarFile(self.toFile())) {
+      Enumeration<JarEntry> entries = jar.entries();
+      while (entries.hasMoreElements()) {
+        JarEntry e = entries.nextElement();
+        String name = e.getName();
+        if (!name.startsWith(LIB_DIR) || !name.endsWith(".jar") || name.indexOf('/', LIB_DIR.length()) >= 0) {
+          continue;
+        }
+        Path out = dir.resolve(name.substring(LIB_DIR.length()));
+        try (InputStream in = jar.getInputStream(e)) {
+          Files.copy(in, out, StandardCopyOption.REPLACE_EXISTING);
+        }
+        out.toFile().deleteOnExit();
+        urls.add(out.toUri().toURL());
+      }
+    }
+    if (urls.isEmpty()) {
+      throw new IOException(self + " holds no " + LIB_DIR + "*.jar: not a jperfetto agent jar");
+    }
+    return new IsolatingLoader(urls.toArray(URL[]::new), AgentBoot.class.getClassLoader());
+  }
+
+  /**
+   * Child-first over the nested jars, then the platform class loader (the JDK); only this package
+   * comes from the agent jar's loader. Child-first matters: for a package of a named module in the
+   * boot layer (an application's protobuf-java on the module path) the platform loader hands the
+   * request to that module's loader, so parent-first would give jperfetto the application's copy.
+   */
+  static final class IsolatingLoader extends URLClassLoader {
+    private static final String SHARED = AgentBoot.class.getPackageName() + ".";
+    private final ClassLoader shared;
+
+    static {
+      registerAsParallelCapable();
+    }
+
+    IsolatingLoader(URL[] urls, ClassLoader shared) {
+      super("jperfetto-agent", urls, ClassLoader.getPlatformClassLoader());
+      this.shared = shared;
+    }
+
+    @Override
+    protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+      if (name.startsWith(SHARED) && name.indexOf('.', SHARED.length()) < 0) {
+        return shared.loadClass(name);
+      }
+      synchronized (getClassLoadingLock(name)) {
+        Class<?> c = findLoadedClass(name);
+        if (c == null && !name.startsWith("java.")) {
+          try {
+            c = findClass(name);
+          } catch (ClassNotFoundException e) {
+            // not in the nested jars: a JDK class
+          }
+        }
+        if (c == null) {
+          c = super.loadClass(name, false);
+        }
+        if (resolve) {
+          resolveClass(c);
+        }
+        return c;
+      }
+    }
+
+    @Override
+    public URL getResource(String name) {
+      URL url = findResource(name);
+      return url != null ? url : super.getResource(name);
+    }
+  }
+}
