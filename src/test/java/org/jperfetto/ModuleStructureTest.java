@@ -42,7 +42,7 @@ class ModuleStructureTest {
       // The -javaagent: a producer with TrackEvent and jvm.jfr; agent.boot is the JDK-only part
       // instrumented application code links to.
       Map.entry("agent.boot", Set.of()),
-      Map.entry("agent", Set.of("agent.boot", "producer")),
+      Map.entry("agent", Set.of("agent.boot", "producer", "protos")),
       Map.entry("cli", Set.of("*")));
 
   @Test
