@@ -159,10 +159,6 @@ final class Libc {
         Linker.Option.firstVariadicArg(2));
   }
 
-  private static final class Chmod {
-    static final MethodHandle H = h("chmod", JAVA_INT, ADDRESS, JAVA_INT);
-  }
-
   private static final class EpollCreate1 {
     static final MethodHandle H = h("epoll_create1", JAVA_INT, JAVA_INT);
   }
@@ -214,7 +210,7 @@ final class Libc {
   static void linkAll() {
     MethodHandle[] all = {
       Socket.H, Socketpair.H, Bind.H, Listen.H, Accept4.H, Connect.H, Sendmsg.H, Recvmsg.H,
-      Getsockopt.H, Shutdown.H, Close.H, Fcntl.H, Chmod.H, EpollCreate1.H, EpollCtl.H, EpollWait.H,
+      Getsockopt.H, Shutdown.H, Close.H, Fcntl.H, EpollCreate1.H, EpollCtl.H, EpollWait.H,
       Eventfd.H, Read.H, Write.H, MemfdCreate.H, Ftruncate.H, Fstat.H, Mmap.H, Munmap.H
     };
     for (MethodHandle h : all) {
@@ -439,20 +435,6 @@ final class Libc {
       throw fail("fcntl", s, fdName(fd));
     }
     return r;
-  }
-
-  static void chmod(Scratch s, MemorySegment path, int mode, String pathName) throws ErrnoException {
-    int r;
-    try {
-      do {
-        r = (int) Chmod.H.invokeExact(s.errnoState, path, mode);
-      } while (r < 0 && s.errno() == Errno.EINTR);
-    } catch (Throwable t) {
-      throw unexpected("chmod", t);
-    }
-    if (r < 0) {
-      throw fail("chmod", s, pathName);
-    }
   }
 
   // --- epoll and eventfd ----------------------------------------------------------------------

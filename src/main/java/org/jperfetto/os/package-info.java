@@ -8,7 +8,7 @@
  *       wakeup.
  *   <li>{@link org.jperfetto.os.MemFd} and {@link org.jperfetto.os.SharedMapping}: sealed
  *       memfds and their shared mappings, the transport of the shared memory buffer.
- *   <li>{@link org.jperfetto.os.Fds}, {@link org.jperfetto.os.PosixFiles}: close, dup, chmod.
+ *   <li>{@link org.jperfetto.os.Fds}: close, dup.
  * </ul>
  *
  * <p>Every failure is an {@link org.jperfetto.os.ErrnoException} naming the call, what it was

@@ -94,10 +94,6 @@ final class SharedMemoryArbiter {
     detached = true;
   }
 
-  boolean isDetached() {
-    return detached;
-  }
-
   // ---- writer ids ----
 
   /** A free writer id in 1..{@link ChunkHeader#MAX_WRITER_ID}, or 0 when all are taken. */

@@ -2,6 +2,7 @@ package org.jperfetto.service;
 
 import java.util.Optional;
 import java.util.function.Consumer;
+import org.jperfetto.protos.ObservableEvents;
 import org.jperfetto.protos.TraceConfig;
 import org.jperfetto.protos.TraceStats;
 
@@ -14,6 +15,11 @@ final class ConsumerConnection implements ConsumerEndpoint {
   /** ObserveEvents mask: bits of 1 << ObservableEvents.Type. */
   int observedEvents;
   private boolean connected = true;
+
+  /** Whether the consumer asked (ObserveEvents) to be told of events of this type. */
+  boolean observes(ObservableEvents.Type type) {
+    return (observedEvents & (1 << type.getNumber())) != 0;
+  }
 
   ConsumerConnection(TracingService service, int uid, ConsumerCallbacks callbacks) {
     this.service = service;

@@ -46,7 +46,6 @@ final class ProducerConnection implements ProducerEndpoint {
   private final Map<Integer, Integer> allowedBuffers = new HashMap<>();
   private boolean connected = true;
   private long abiViolations;
-  private long triggersActivated;
 
   ProducerConnection(TracingService service, int id, ClientIdentity identity, String name,
       String sdkVersion, ProducerCallbacks callbacks, long smbSizeHint, long pageSizeHint) {
@@ -93,22 +92,6 @@ final class ProducerConnection implements ProducerEndpoint {
   @Override
   public boolean directSmbPatchingSupported() {
     return true;
-  }
-
-  boolean isConnected() {
-    return connected;
-  }
-
-  long abiViolations() {
-    return abiViolations;
-  }
-
-  long triggersActivated() {
-    return triggersActivated;
-  }
-
-  UntrustedChunkReader reader() {
-    return reader;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -343,7 +326,6 @@ final class ProducerConnection implements ProducerEndpoint {
     if (!connected) {
       return;
     }
-    triggersActivated += triggerNames.size();
     service.triggers().activate(this, triggerNames);
   }
 

@@ -63,7 +63,10 @@ public interface ProducerEndpoint {
   /** For descriptors with will_notify_on_stop. */
   void notifyDataSourceStopped(long instanceId);
 
-  /** Triggers named by the producer (recorded; trigger configs are not handled yet). */
+  /**
+   * ActivateTriggers: starts, stops or snapshots the sessions whose trigger_config names one of
+   * these triggers (and admits this producer).
+   */
   void activateTriggers(List<String> triggerNames);
 
   /** Runs done once every command sent to this producer before has been posted. */

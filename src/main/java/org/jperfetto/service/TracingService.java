@@ -516,7 +516,7 @@ public final class TracingService {
   /** ObservableEvents TYPE_DATA_SOURCES_INSTANCES to the session's consumer, if it asked. */
   private void notifyInstanceState(TracingSession s, DataSourceInstance inst, boolean started) {
     ConsumerConnection c = s.consumer;
-    if (c == null || (c.observedEvents & (1 << ObservableEvents.Type.TYPE_DATA_SOURCES_INSTANCES_VALUE)) == 0) {
+    if (c == null || !c.observes(ObservableEvents.Type.TYPE_DATA_SOURCES_INSTANCES)) {
       return;
     }
     ProducerConnection p = producers.get(inst.producerId);
@@ -530,10 +530,9 @@ public final class TracingService {
   }
 
   void observeEvents(ConsumerConnection c, int mask) {
-    int was = c.observedEvents;
+    boolean had = c.observes(ObservableEvents.Type.TYPE_DATA_SOURCES_INSTANCES);
     c.observedEvents = mask;
-    int instances = 1 << ObservableEvents.Type.TYPE_DATA_SOURCES_INSTANCES_VALUE;
-    if ((mask & instances) != 0 && (was & instances) == 0 && c.session != null) {
+    if (!had && c.observes(ObservableEvents.Type.TYPE_DATA_SOURCES_INSTANCES) && c.session != null) {
       for (DataSourceInstance inst : c.session.instances) {
         boolean started = inst.state == DataSourceInstance.State.STARTED;
         if (started || inst.state == DataSourceInstance.State.STOPPED) {
@@ -583,7 +582,7 @@ public final class TracingService {
     s.allDataSourcesStartedNotified = true;
     s.addLifecycleEvent(TracingServiceEvent.ALL_DATA_SOURCES_STARTED_FIELD_NUMBER, clocks.now());
     ConsumerConnection c = s.consumer;
-    if (c != null && (c.observedEvents & (1 << ObservableEvents.Type.TYPE_ALL_DATA_SOURCES_STARTED_VALUE)) != 0) {
+    if (c != null && c.observes(ObservableEvents.Type.TYPE_ALL_DATA_SOURCES_STARTED)) {
       c.callbacks.onObservableEvents(ObservableEvents.newBuilder().setAllDataSourcesStarted(true).build());
     }
   }

@@ -96,15 +96,6 @@ final class TracingSession {
     return id;
   }
 
-  boolean usesBuffer(int bufferId) {
-    for (int b : bufferIds) {
-      if (b == bufferId) {
-        return true;
-      }
-    }
-    return false;
-  }
-
   long flushTimeoutMs() {
     return config.getFlushTimeoutMs() > 0 ? config.getFlushTimeoutMs()
         : TracingService.DEFAULT_FLUSH_TIMEOUT_MS;

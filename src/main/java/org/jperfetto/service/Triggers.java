@@ -125,7 +125,7 @@ final class Triggers {
       }
       case CLONE_SNAPSHOT -> tasks.after(t.stopDelayMs(), s, SessionTasks.always(), live -> {
         ConsumerConnection c = live.consumer;
-        if (c != null && (c.observedEvents & (1 << ObservableEvents.Type.TYPE_CLONE_TRIGGER_HIT_VALUE)) != 0) {
+        if (c != null && c.observes(ObservableEvents.Type.TYPE_CLONE_TRIGGER_HIT)) {
           c.callbacks.onObservableEvents(ObservableEvents.newBuilder().setCloneTriggerHit(
               ObservableEvents.CloneTriggerHit.newBuilder().setTracingSessionId(live.id)
                   .setTriggerName(t.name()).setProducerName(t.producerName())

@@ -14,7 +14,6 @@ import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -282,20 +281,6 @@ class UnixSocketIT {
     Path regular = Files.writeString(dir.resolve("not-a-socket"), "data");
     assertThrows(IOException.class, () -> UnixSocket.unlinkStale(regular.toString()));
     assertTrue(Files.exists(regular));
-  }
-
-  @Test
-  void chmodChangesSocketFileMode() throws IOException {
-    String path = dir.resolve("mode.sock").toString();
-    try (UnixSocket l = UnixSocket.listen(path, 1)) {
-      PosixFiles.chmod(path, 0666);
-      assertEquals(PosixFilePermissions.fromString("rw-rw-rw-"), Files.getPosixFilePermissions(Path.of(path)));
-      PosixFiles.chmod(path, 0600);
-      assertEquals(PosixFilePermissions.fromString("rw-------"), Files.getPosixFilePermissions(Path.of(path)));
-    }
-    ErrnoException e = assertThrows(ErrnoException.class, () -> PosixFiles.chmod(dir.resolve("gone").toString(), 0600));
-    assertEquals("chmod", e.call());
-    assertEquals(Errno.ENOENT, e.errno());
   }
 
   @Test

@@ -98,12 +98,6 @@ public final class JfrDataSource {
     return n[0];
   }
 
-  /** The instance's parsed config, or null if it was refused. */
-  public static JfrConfig configOf(DataSourceInstance<JfrBridge> instance) {
-    JfrBridge b = instance.state();
-    return b == null ? null : b.config();
-  }
-
   private static final class Handler implements DataSourceHandler<JfrBridge> {
     DataSource<JfrBridge> dataSource;
     private final String defaultConfig;

@@ -53,15 +53,6 @@ public final class EventContext {
     return this;
   }
 
-  /** An unsigned 64-bit value (uint_value). */
-  public EventContext argUnsigned(String name, long value) {
-    if (openNamed(name)) {
-      packet.appendVarInt(DebugAnnotation.UINT_VALUE_FIELD_NUMBER, value);
-      packet.endNested();
-    }
-    return this;
-  }
-
   public EventContext arg(String name, double value) {
     if (openNamed(name)) {
       packet.appendDouble(DebugAnnotation.DOUBLE_VALUE_FIELD_NUMBER, value);

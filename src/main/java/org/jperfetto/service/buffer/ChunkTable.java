@@ -72,10 +72,6 @@ final class ChunkTable {
     free[freeCount++] = slot;
   }
 
-  int liveCount() {
-    return highWater - freeCount;
-  }
-
   boolean isComplete(int slot) {
     return (state[slot] & COMPLETE) != 0;
   }
@@ -90,15 +86,6 @@ final class ChunkTable {
 
   void setLastReadSkipped(int slot, boolean skipped) {
     state[slot] = (byte) (skipped ? state[slot] | LAST_READ_SKIPPED : state[slot] & ~LAST_READ_SKIPPED);
-  }
-
-  /** Forget what was read: a clone's reader starts over. */
-  void resetReadState() {
-    for (int i = 0; i < highWater; i++) {
-      fragmentsRead[i] = 0;
-      nextFragmentOffset[i] = 0;
-      state[i] &= ~LAST_READ_SKIPPED;
-    }
   }
 
   private void grow() {

@@ -806,11 +806,6 @@ public final class TraceBuffer implements AutoCloseable {
     return hasData;
   }
 
-  /** Number of chunks held (read or not). */
-  public int chunkCount() {
-    return chunks.liveCount();
-  }
-
   /**
    * Every {producer, writer} sequence that has written into this buffer, in (producer, writer)
    * order: what the trace's provenance packet lists per buffer.

@@ -52,7 +52,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * compares every value. Values the README states are asserted too, since a swapped pair
  * of field numbers with equal types would pass the structural checks.
  */
-class IpcCaptureInteropTest {
+class IpcMessagesInteropTest {
   private static final Map<String, ServiceDescriptor> SERVICES = Map.of(
       "ProducerPort", ProducerPortOuterClass.getDescriptor().findServiceByName("ProducerPort"),
       "ConsumerPort", ConsumerPortOuterClass.getDescriptor().findServiceByName("ConsumerPort"));

@@ -30,7 +30,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @Fork(1)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-public class CommitDataBench {
+public class SocketCommitDataBench {
   static final int BATCH = 32;
 
   private Path dir;

@@ -7,19 +7,20 @@ import org.jperfetto.abi.SharedMemoryAbi;
 import org.jperfetto.protos.DataSourceConfig;
 
 /**
- * For benchmarks of layers above the producer (TrackEvent): starts one instance of a data source
- * on an in-process 256 KiB SMB whose "service" frees every committed chunk at once on the committing
- * thread, the way {@link TracingProducer} would set it up and start it, minus the socket. What a
- * trace point costs is then the trace point, not the IPC.
+ * No service at all, for benchmarks of layers above the producer (TrackEvent): one instance of a
+ * data source started on an in-process 256 KiB SMB whose committed chunks are freed at once, on
+ * the committing thread, the way {@link TracingProducer} would set it up and start it. What a
+ * trace point costs is then the trace point, not the IPC or a service. (Not to be confused with
+ * org.jperfetto.tracing.InProcessTracing, which embeds a real service.)
  */
-public final class InProcessTracing implements AutoCloseable {
+public final class FreeOnCommitSmb implements AutoCloseable {
   private final Arena arena = Arena.ofShared();
   private final SharedMemoryArbiter arbiter;
   private final SharedMemoryAbi abi;
   private CommitBatch spare = new CommitBatch();
   private long chunksFreed;
 
-  private <S> InProcessTracing(DataSource<S> dataSource, DataSourceConfig config) {
+  private <S> FreeOnCommitSmb(DataSource<S> dataSource, DataSourceConfig config) {
     MemorySegment smb = arena.allocate(256 * 1024, 4096);
     abi = new SharedMemoryAbi(smb, 4096);
     arbiter = new SharedMemoryArbiter(new SharedMemoryAbi(smb, 4096), new SharedMemoryArbiter.CommitSink() {
@@ -36,8 +37,8 @@ public final class InProcessTracing implements AutoCloseable {
   }
 
   /** Starts dataSource with config (its handler's onSetup and onStart run here). */
-  public static InProcessTracing start(DataSource<?> dataSource, DataSourceConfig config) {
-    return new InProcessTracing(dataSource, config);
+  public static FreeOnCommitSmb start(DataSource<?> dataSource, DataSourceConfig config) {
+    return new FreeOnCommitSmb(dataSource, config);
   }
 
   private void freeCommitted() {

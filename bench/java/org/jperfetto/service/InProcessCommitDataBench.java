@@ -39,13 +39,13 @@ import org.openjdk.jmh.annotations.TearDown;
  * (acquire + release as Complete): the payload written once at setup stays in place.
  *
  * <pre>
- * ./mvnw -B -Pbench verify -Djmh.args="CommitDataBench -prof gc -f 1 -wi 3 -w 1s -i 5 -r 1s"
+ * ./mvnw -B -Pbench verify -Djmh.args="InProcessCommitDataBench -prof gc -f 1 -wi 3 -w 1s -i 5 -r 1s"
  * </pre>
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
 @State(Scope.Thread)
-public class CommitDataBench {
+public class InProcessCommitDataBench {
   static final int PAGE = 4096;
   static final int PAGES = 64;
 

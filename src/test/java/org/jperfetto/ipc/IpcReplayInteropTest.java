@@ -40,7 +40,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * traced's side).
  */
 @Timeout(60)
-class IpcCaptureInteropTest {
+class IpcReplayInteropTest {
   static final List<String> PRODUCER_PORT = List.of("InitializeConnection", "RegisterDataSource",
       "UnregisterDataSource", "CommitData", "GetAsyncCommand", "RegisterTraceWriter",
       "UnregisterTraceWriter", "NotifyDataSourceStarted", "NotifyDataSourceStopped",
