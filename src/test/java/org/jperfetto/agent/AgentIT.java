@@ -125,6 +125,9 @@ class AgentIT {
 
   @Test
   void attachWithoutAnAgentJarOrToNoJvmSaysWhy() throws Exception {
+    Captured noPid = attach("name=x");
+    assertEquals(1, noPid.code);
+    assertTrue(noPid.err.contains("jperfetto attach: no PID") && noPid.err.contains("usage:"), noPid.err);
     Captured noJar = attach("1", "--agent", dir.resolve("missing.jar").toString());
     assertEquals(1, noJar.code);
     assertTrue(noJar.err.contains("no agent jar at") && noJar.err.contains("--agent"), noJar.err);
