@@ -20,6 +20,7 @@ OUT = 'proto'
 ROOTS = [
     'protos/perfetto/ipc/producer_port.proto',
     'protos/perfetto/ipc/consumer_port.proto',
+    'protos/perfetto/ipc/relay_port.proto',
     'protos/perfetto/config/trace_config.proto',
     'protos/perfetto/config/data_source_config.proto',
     'protos/perfetto/common/commit_data_request.proto',

@@ -7,11 +7,15 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.LinkedHashSet;
 import java.util.Locale;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.logging.Level;
 import java.util.logging.LogManager;
 import java.util.logging.Logger;
+import org.jperfetto.service.ipc.PosixClockSource;
+import org.jperfetto.service.ipc.ProducerRelay;
 import org.jperfetto.service.ipc.ServiceHost;
 import org.jperfetto.ipc.DefaultSockets;
 
@@ -22,6 +26,8 @@ import org.jperfetto.ipc.DefaultSockets;
  * jtraced [--producer-socket PATH[,PATH...]] [--consumer-socket PATH]
  *         [--consumer-socket-mode OCTAL] [--background [--log-file FILE]] [-v | --log-level LEVEL]
  *         [--max-buffer-memory SIZE]
+ *         [--enable-relay-endpoint | --enable-relay-endpoint-on SOCKET ...]
+ * jtraced --relay [--relay-socket HOST:PORT] [--producer-socket PATH[,PATH...]]
  * </pre>
  *
  * Paths default to $PERFETTO_PRODUCER_SOCK_NAME / $PERFETTO_CONSUMER_SOCK_NAME, else
@@ -46,8 +52,15 @@ public final class Jtraced {
 
   private Jtraced() {}
 
+  /**
+   * @param relayEndpoints the producer sockets that serve RelayPort too (--enable-relay-endpoint:
+   *     all of them; --enable-relay-endpoint-on SOCKET: that one)
+   * @param relayTo relay mode's host (--relay-socket, else $PERFETTO_RELAY_SOCK_NAME with --relay);
+   *     null: jtraced is the tracing service
+   */
   record Args(String producerSockets, String consumerSocket, int consumerSocketMode,
-      boolean background, String logFile, Level logLevel, long maxBufferBytes) {}
+      boolean background, String logFile, Level logLevel, long maxBufferBytes, Set<String> relayEndpoints,
+      String relayTo) {}
 
   public static void main(String[] argv) {
     Args args;
@@ -68,10 +81,15 @@ public final class Jtraced {
       System.exit(startInBackground(argv, args.logFile()));
       return;
     }
+    if (args.relayTo() != null) {
+      runRelay(args);
+      return;
+    }
     ServiceHost host;
     try {
       host = ServiceHost.start(ServiceHost.Options.of(args.producerSockets(), args.consumerSocket())
-          .withConsumerSocketMode(args.consumerSocketMode()).withMaxBufferBytes(args.maxBufferBytes()));
+          .withConsumerSocketMode(args.consumerSocketMode()).withMaxBufferBytes(args.maxBufferBytes())
+          .withRelayEndpoints(args.relayEndpoints()));
     } catch (IOException | RuntimeException e) {
       System.err.println("jtraced: " + e.getMessage());
       System.exit(1);
@@ -97,11 +115,46 @@ public final class Jtraced {
     }
   }
 
+  /** Relay mode: the local producer sockets forwarded to the host, until SIGTERM. */
+  private static void runRelay(Args args) {
+    ProducerRelay relay;
+    try {
+      relay = ProducerRelay.start(DefaultSockets.split(args.producerSockets()), args.relayTo(), new PosixClockSource());
+    } catch (IOException | RuntimeException e) {
+      System.err.println("jtraced: " + e.getMessage());
+      System.exit(1);
+      return;
+    }
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      relay.close();
+      System.err.println("jtraced: relay stopped");
+      System.err.flush();
+      Runtime.getRuntime().halt(0);
+    }, "jtraced-shutdown"));
+    System.out.println(READY_PREFIX + "producer=" + String.join(",", relay.producerSockets())
+        + " relaying to " + args.relayTo());
+    System.out.flush();
+    try {
+      new CountDownLatch(1).await();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
   /** JPERFETTO_WARMUP=0 leaves out the JIT warm-up (to measure without it). */
   static final String WARMUP_ENV = "JPERFETTO_WARMUP";
 
   static Args parse(String[] argv) {
+    return parse(argv, System.getenv(ProducerRelay.RELAY_ENV));
+  }
+
+  /** relayEnv: $PERFETTO_RELAY_SOCK_NAME, the host of --relay. */
+  static Args parse(String[] argv, String relayEnv) {
     String producer = null;
+    boolean relayAll = false;
+    Set<String> relayOn = new LinkedHashSet<>();
+    boolean relayMode = false;
+    String relayTo = null;
     String consumer = null;
     int mode = ServiceHost.DEFAULT_CONSUMER_SOCKET_MODE;
     boolean background = false;
@@ -125,12 +178,37 @@ public final class Jtraced {
         case "-v", "--verbose" -> level = Level.FINE;
         case "--log-level" -> level = parseLevel(value != null ? value : next(argv, ++i, a));
         case "--max-buffer-memory" -> maxBufferBytes = parseBytes(value != null ? value : next(argv, ++i, a), a);
+        case "--enable-relay-endpoint" -> relayAll = true;
+        case "--enable-relay-endpoint-on" -> relayOn.add(value != null ? value : next(argv, ++i, a));
+        case "--relay" -> relayMode = true;
+        case "--relay-socket" -> {
+          relayMode = true;
+          relayTo = value != null ? value : next(argv, ++i, a);
+        }
         default -> throw new IllegalArgumentException("unknown argument: " + argv[i]);
       }
     }
-    return new Args(producer != null ? producer : DefaultSockets.producer(),
-        consumer != null ? consumer : DefaultSockets.consumer(), mode, background, logFile, level,
-        maxBufferBytes);
+    String producers = producer != null ? producer : DefaultSockets.producer();
+    if (relayMode && relayTo == null) {
+      if (relayEnv == null || relayEnv.isBlank()) {
+        throw new IllegalArgumentException("--relay needs the host: --relay-socket ADDR or $"
+            + ProducerRelay.RELAY_ENV);
+      }
+      relayTo = relayEnv.strip();
+    }
+    if (relayMode && (relayAll || !relayOn.isEmpty())) {
+      throw new IllegalArgumentException("--relay forwards producers; --enable-relay-endpoint is for the host");
+    }
+    List<String> sockets = DefaultSockets.split(producers);
+    for (String on : relayOn) {
+      if (!sockets.contains(on)) {
+        throw new IllegalArgumentException("--enable-relay-endpoint-on " + on + " is not one of the producer sockets "
+            + sockets);
+      }
+    }
+    Set<String> relayEndpoints = relayAll ? Set.copyOf(sockets) : Set.copyOf(relayOn);
+    return new Args(producers, consumer != null ? consumer : DefaultSockets.consumer(), mode, background,
+        logFile, level, maxBufferBytes, relayEndpoints, relayTo);
   }
 
   private static String next(String[] argv, int i, String flag) {
@@ -178,10 +256,16 @@ public final class Jtraced {
 
   static String usage() {
     return """
-        usage: jtraced [--producer-socket PATH[,PATH...]] [--consumer-socket PATH]
+        usage: jtraced [--producer-socket PATH|HOST:PORT[,...]] [--consumer-socket PATH]
                        [--consumer-socket-mode OCTAL] [--background [--log-file FILE]]
                        [--max-buffer-memory SIZE (default: half the RAM)]
-                       [-v | --log-level error|warning|info|debug|trace]""";
+                       [-v | --log-level error|warning|info|debug|trace]
+                       [--enable-relay-endpoint | --enable-relay-endpoint-on SOCKET ...]
+               jtraced --relay [--relay-socket HOST:PORT] [--producer-socket PATH[,...]]
+          HOST:PORT producer sockets are TCP endpoints (no shared memory; anyone who reaches them
+          can connect producers). --enable-relay-endpoint serves RelayPort on the producer sockets
+          for relays (traced_relay, jtraced --relay). --relay: relay mode, as traced_relay: serve
+          local producers and forward them to the host ($PERFETTO_RELAY_SOCK_NAME or --relay-socket).""";
   }
 
   /** System.Logger goes to java.util.logging by default: one line per record on stderr. */

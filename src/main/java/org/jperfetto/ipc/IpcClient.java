@@ -14,6 +14,7 @@ import org.jperfetto.ipc.wire.FrameSink;
 import org.jperfetto.os.Epoll;
 import org.jperfetto.os.ErrnoException;
 import org.jperfetto.os.Fds;
+import org.jperfetto.os.TcpSockets;
 import org.jperfetto.os.UnixSocket;
 import org.jperfetto.protos.IPCFrame;
 
@@ -66,14 +67,17 @@ public final class IpcClient implements AutoCloseable {
     this.loop = new EventLoop("jperfetto-ipc-client " + address);
   }
 
-  /** Connects to the host at {@code socketPath} ("@name" for the abstract namespace). */
+  /**
+   * Connects to the host at {@code socketPath} ("@name" for the abstract namespace; a
+   * {@code host:port} address connects over TCP, where no descriptor can be passed).
+   */
   public static IpcClient connect(String socketPath) throws IOException {
     return connect(socketPath, cause -> { });
   }
 
   /** Connects, with {@code listener} told when the connection ends. */
   public static IpcClient connect(String socketPath, ConnectionListener listener) throws IOException {
-    UnixSocket socket = UnixSocket.connect(socketPath);
+    UnixSocket socket = TcpSockets.isTcp(socketPath) ? TcpSockets.connect(socketPath) : UnixSocket.connect(socketPath);
     IpcClient client;
     try {
       socket.setNonBlocking(true);
@@ -104,8 +108,27 @@ public final class IpcClient implements AutoCloseable {
     return client;
   }
 
+  /** True over TCP: no descriptor can travel, shared memory must be emulated. */
+  public boolean isTcp() {
+    return socket.isTcp();
+  }
+
   public boolean isConnected() {
     return !closed;
+  }
+
+  /**
+   * Sends SetPeerIdentity, as a relay does first on its TCP connection to the host: the pid and uid
+   * of the process it speaks for and its machine's id hint and name. A host ignores it on AF_UNIX.
+   */
+  public void setPeerIdentity(int pid, int uid, String machineIdHint, String machineName) throws IpcException {
+    IPCFrame frame = IPCFrame.newBuilder().setRequestId(0)
+        .setSetPeerIdentity(IPCFrame.SetPeerIdentity.newBuilder().setPid(pid).setUid(uid)
+            .setMachineIdHint(machineIdHint).setMachineName(machineName)).build();
+    IpcException failure = send(frame, -1);
+    if (failure != null) {
+      throw failure;
+    }
   }
 
   /**

@@ -23,15 +23,15 @@ import org.jperfetto.os.UnixSocket;
 import org.jperfetto.protos.IPCFrame;
 
 /**
- * The service side of Perfetto's IPC: listens on an AF_UNIX socket and serves the exposed services
+ * The service side of Perfetto's IPC: listens on an AF_UNIX (or TCP) socket and serves the exposed services
  * to every client that connects, all on one event-loop thread.
  *
  * <p>Protocol, as upstream's host does it: BindService answers with the service id (services are
  * numbered from 1 in the order given) and its methods (ids from 1 in declaration order), or with
  * success unset for an unknown name; InvokeMethod runs the handler of (service_id, method_id), and
  * an unknown service or method gets a failed InvokeMethodReply, the connection staying up;
- * SetPeerIdentity is ignored (SO_PEERCRED is authoritative on AF_UNIX); any other frame gets a
- * RequestError. An fd received with a request is handed to that request's handler.
+ * SetPeerIdentity is ignored on AF_UNIX (SO_PEERCRED is authoritative) and names a TCP client's
+ * pid, uid and machine (see {@link ClientInfo}); any other frame gets a RequestError. An fd received with a request is handed to that request's handler.
  *
  * <p>Threading: handlers and {@link ServiceListener} callbacks run on the loop thread, one at a time
  * (the service is single-threaded, like upstream's), and must not block. A slow peer never blocks
@@ -62,6 +62,8 @@ public final class IpcHost implements AutoCloseable {
   /** Reads per connection per readiness event, so one busy peer cannot starve the others. */
   private static final int READS_PER_EVENT = 16;
   private static final int READ_EVENTS = Epoll.IN | Epoll.RDHUP;
+  /** A TCP peer before (or without) SetPeerIdentity: pid unknown, uid 0, as upstream's host. */
+  private static final PeerCredentials TCP_PEER = new PeerCredentials(0, 0, -1);
 
   private final UnixSocket listener;
   private final List<ServiceDefinition> services;
@@ -239,8 +241,10 @@ public final class IpcHost implements AutoCloseable {
       }
       try {
         socket.setNonBlocking(true);
-        PeerCredentials credentials = socket.peerCredentials();
-        Connection connection = new Connection(socket, new ClientInfo(++lastClientId, credentials));
+        ClientInfo info = socket.isTcp()
+            ? new ClientInfo(++lastClientId, TCP_PEER, 0, "", true)
+            : new ClientInfo(++lastClientId, socket.peerCredentials());
+        Connection connection = new Connection(socket, info);
         connection.token = loop.register(socket.fd(), READ_EVENTS, connection);
         connections.put(connection.client.clientId(), connection);
         accepted++;
@@ -288,7 +292,8 @@ public final class IpcHost implements AutoCloseable {
   private final class Connection implements EventLoop.Handler, FrameSink, MethodCall.ReplyChannel,
       RawCall.Replies {
     final UnixSocket socket;
-    final ClientInfo client;
+    ClientInfo client; // replaced once by a TCP peer's SetPeerIdentity
+    boolean identitySet;
     final FrameReader reader = new FrameReader(Fds::closeQuietly);
     final OutboundBuffer out = new OutboundBuffer(MAX_SEND_BUFFER_BYTES);
     final BitSet boundServices = new BitSet();
@@ -366,7 +371,10 @@ public final class IpcHost implements AutoCloseable {
           onBindService(frame);
         }
         case MSG_INVOKE_METHOD -> onInvokeMethod(frame, fd);
-        case SET_PEER_IDENTITY -> Fds.closeQuietly(fd); // AF_UNIX: the kernel's credentials stand
+        case SET_PEER_IDENTITY -> {
+          Fds.closeQuietly(fd);
+          onSetPeerIdentity(frame.getSetPeerIdentity());
+        }
         default -> {
           Fds.closeQuietly(fd);
           rejectedRequests++;
@@ -375,6 +383,31 @@ public final class IpcHost implements AutoCloseable {
               .build(), -1);
         }
       }
+    }
+
+    /**
+     * AF_UNIX: ignored, the kernel's credentials stand. TCP: taken once, as upstream's host does,
+     * and only before the client bound a service (a relay sends it as its first frame), so every
+     * service sees one identity per client.
+     */
+    private void onSetPeerIdentity(IPCFrame.SetPeerIdentity identity) {
+      if (!socket.isTcp() || identitySet || !boundServices.isEmpty()) {
+        LOG.log(Level.DEBUG, () -> "client " + client.clientId() + ": SetPeerIdentity ignored");
+        return;
+      }
+      identitySet = true;
+      String peerHost;
+      try {
+        peerHost = org.jperfetto.os.TcpSockets.peer(socket).host();
+      } catch (ErrnoException e) {
+        peerHost = socket.address();
+      }
+      int machineId = ClientInfo.machineIdOf(identity.getMachineIdHint(), peerHost);
+      client = new ClientInfo(client.clientId(), new PeerCredentials(identity.getPid(), identity.getUid(), -1),
+          machineId, identity.getMachineName(), true);
+      LOG.log(Level.INFO, "TCP client " + client.clientId() + " from " + peerHost + " is machine "
+          + Integer.toUnsignedString(machineId) + " (\"" + identity.getMachineName() + "\"), pid "
+          + identity.getPid() + " uid " + identity.getUid());
     }
 
     /** An InvokeMethod of a method with a {@link RawMethodHandler}, served without decoding. */

@@ -40,8 +40,14 @@ public final class BoundListener implements AutoCloseable {
     this.socket = socket;
   }
 
-  /** Binds and listens on {@code path} ("@name" for the abstract namespace). */
+  /**
+   * Binds and listens on {@code path} ("@name" for the abstract namespace); a {@code host:port}
+   * address ({@link TcpSockets}) listens on TCP instead.
+   */
   public static BoundListener listen(String path, int backlog) throws IOException {
+    if (TcpSockets.isTcp(path)) {
+      return new BoundListener(path, null, TcpSockets.listen(path, backlog)); // host:port
+    }
     if (path.startsWith("@") || !Files.isReadable(UNIX_TABLE)) {
       return new BoundListener(path, null, UnixSocket.listen(path, backlog));
     }

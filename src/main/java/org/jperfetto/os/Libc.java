@@ -41,6 +41,11 @@ final class Libc {
 
   // --- constants (identical on x86_64 and aarch64) --------------------------------------------
   static final int AF_UNIX = 1;
+  static final int AF_INET = 2;
+  static final int AF_INET6 = 10;
+  static final int IPPROTO_TCP = 6;
+  static final int TCP_NODELAY = 1;
+  static final int SO_REUSEADDR = 2;
   static final int SOCK_STREAM = 1;
   static final int SOCK_NONBLOCK = 0x800;
   static final int SOCK_CLOEXEC = 0x80000;
@@ -145,6 +150,19 @@ final class Libc {
         h("getsockopt", JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS);
   }
 
+  private static final class Setsockopt {
+    static final MethodHandle H =
+        h("setsockopt", JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT);
+  }
+
+  private static final class Getpeername {
+    static final MethodHandle H = h("getpeername", JAVA_INT, JAVA_INT, ADDRESS, ADDRESS);
+  }
+
+  private static final class Getsockname {
+    static final MethodHandle H = h("getsockname", JAVA_INT, JAVA_INT, ADDRESS, ADDRESS);
+  }
+
   private static final class Shutdown {
     static final MethodHandle H = h("shutdown", JAVA_INT, JAVA_INT, JAVA_INT);
   }
@@ -210,7 +228,8 @@ final class Libc {
   static void linkAll() {
     MethodHandle[] all = {
       Socket.H, Socketpair.H, Bind.H, Listen.H, Accept4.H, Connect.H, Sendmsg.H, Recvmsg.H,
-      Getsockopt.H, Shutdown.H, Close.H, Fcntl.H, EpollCreate1.H, EpollCtl.H, EpollWait.H,
+      Getsockopt.H, Setsockopt.H, Getpeername.H, Getsockname.H, Shutdown.H, Close.H, Fcntl.H,
+      EpollCreate1.H, EpollCtl.H, EpollWait.H,
       Eventfd.H, Read.H, Write.H, MemfdCreate.H, Ftruncate.H, Fstat.H, Mmap.H, Munmap.H
     };
     for (MethodHandle h : all) {
@@ -250,10 +269,15 @@ final class Libc {
   // --- sockets ----------------------------------------------------------------------------------
 
   static int socket(Scratch s, int type) throws ErrnoException {
+    return socket(s, AF_UNIX, type);
+  }
+
+  /** socket(domain, type, 0). */
+  static int socket(Scratch s, int domain, int type) throws ErrnoException {
     int r;
     try {
       do {
-        r = (int) Socket.H.invokeExact(s.errnoState, AF_UNIX, type, 0);
+        r = (int) Socket.H.invokeExact(s.errnoState, domain, type, 0);
       } while (r < 0 && s.errno() == Errno.EINTR);
     } catch (Throwable t) {
       throw unexpected("socket", t);
@@ -390,6 +414,50 @@ final class Libc {
     }
     if (r < 0) {
       throw fail("getsockopt", s, fdName(fd));
+    }
+    return s.length.get(JAVA_INT, 0);
+  }
+
+  /** setsockopt of an int option. */
+  static void setsockopt(Scratch s, int fd, int level, int option, int value) throws ErrnoException {
+    s.word.set(JAVA_INT, 0, value);
+    int r;
+    try {
+      r = (int) Setsockopt.H.invokeExact(s.errnoState, fd, level, option, s.word, 4);
+    } catch (Throwable t) {
+      throw unexpected("setsockopt", t);
+    }
+    if (r < 0) {
+      throw fail("setsockopt", s, fdName(fd));
+    }
+  }
+
+  /** getpeername into {@code addr}; returns the address length the kernel wrote. */
+  static int getpeername(Scratch s, int fd, MemorySegment addr) throws ErrnoException {
+    s.length.set(JAVA_INT, 0, (int) addr.byteSize());
+    int r;
+    try {
+      r = (int) Getpeername.H.invokeExact(s.errnoState, fd, addr, s.length);
+    } catch (Throwable t) {
+      throw unexpected("getpeername", t);
+    }
+    if (r < 0) {
+      throw fail("getpeername", s, fdName(fd));
+    }
+    return s.length.get(JAVA_INT, 0);
+  }
+
+  /** getsockname into {@code addr}; returns the address length the kernel wrote. */
+  static int getsockname(Scratch s, int fd, MemorySegment addr) throws ErrnoException {
+    s.length.set(JAVA_INT, 0, (int) addr.byteSize());
+    int r;
+    try {
+      r = (int) Getsockname.H.invokeExact(s.errnoState, fd, addr, s.length);
+    } catch (Throwable t) {
+      throw unexpected("getsockname", t);
+    }
+    if (r < 0) {
+      throw fail("getsockname", s, fdName(fd));
     }
     return s.length.get(JAVA_INT, 0);
   }

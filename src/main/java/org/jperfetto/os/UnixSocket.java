@@ -23,7 +23,8 @@ import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Objects;
 
 /**
- * An AF_UNIX SOCK_STREAM socket: listening or connected, blocking unless
+ * An AF_UNIX SOCK_STREAM socket, or, for Perfetto's TCP endpoints ({@link TcpSockets}), a TCP one
+ * ({@link #isTcp()}: no descriptors travel, no SO_PEERCRED): listening or connected, blocking unless
  * {@link #setNonBlocking(boolean) set otherwise}, close-on-exec.
  *
  * <p>Addresses: a path starting with {@code "@"} names the abstract namespace (the rest is the
@@ -49,15 +50,31 @@ public final class UnixSocket implements AutoCloseable {
 
   private volatile int fd;
   private final String address;
+  private final boolean tcp;
 
   private UnixSocket(int fd, String address) {
+    this(fd, address, false);
+  }
+
+  private UnixSocket(int fd, String address, boolean tcp) {
     this.fd = fd;
     this.address = address;
+    this.tcp = tcp;
   }
 
   /** Wraps a descriptor this package just made (close-on-exec, AF_UNIX stream). */
   static UnixSocket own(int fd, String address) {
     return new UnixSocket(fd, address);
+  }
+
+  /** Wraps a TCP stream descriptor this package just made (close-on-exec). */
+  static UnixSocket ownTcp(int fd, String address) {
+    return new UnixSocket(fd, address, true);
+  }
+
+  /** True for a TCP socket (AF_INET or AF_INET6): no SCM_RIGHTS, no SO_PEERCRED. */
+  public boolean isTcp() {
+    return tcp;
   }
 
   /** Binds and listens on {@code path}. A stale filesystem socket is not removed: see {@link #unlinkStale}. */
@@ -165,8 +182,12 @@ public final class UnixSocket implements AutoCloseable {
    * and no connection is pending.
    */
   public UnixSocket accept() throws ErrnoException {
-    int client = Libc.accept4(Scratch.get(), fd);
-    return client < 0 ? null : new UnixSocket(client, address);
+    Scratch s = Scratch.get();
+    int client = Libc.accept4(s, fd);
+    if (client >= 0 && tcp) {
+      TcpSockets.noDelay(s, client);
+    }
+    return client < 0 ? null : new UnixSocket(client, address, tcp);
   }
 
   public void setNonBlocking(boolean nonBlocking) throws ErrnoException {
@@ -197,6 +218,9 @@ public final class UnixSocket implements AutoCloseable {
    *     full (nothing, including the descriptor, was sent)
    */
   public long send(MemorySegment buf, long offset, long len, int fdToPass) throws ErrnoException {
+    if (tcp && fdToPass >= 0) {
+      throw new ErrnoException("sendmsg", Errno.EINVAL, "no descriptor can travel over TCP (" + address + ")");
+    }
     return send(buf, offset, len, fdToPass, null);
   }
 
@@ -344,6 +368,9 @@ public final class UnixSocket implements AutoCloseable {
 
   /** The peer's pid, uid and gid as of connect (SO_PEERCRED). */
   public PeerCredentials peerCredentials() throws ErrnoException {
+    if (tcp) {
+      throw new ErrnoException("getsockopt", Errno.EPROTOTYPE, "no SO_PEERCRED on TCP (" + address + ")");
+    }
     Scratch s = Scratch.get();
     int len = Libc.getsockopt(s, fd, Libc.SOL_SOCKET, Libc.SO_PEERCRED, s.word);
     if (len < Libc.UCRED_BYTES) {
@@ -366,6 +393,6 @@ public final class UnixSocket implements AutoCloseable {
 
   @Override
   public String toString() {
-    return "UnixSocket[fd=" + fd + " " + address + "]";
+    return (tcp ? "TcpSocket[fd=" : "UnixSocket[fd=") + fd + " " + address + "]";
   }
 }

@@ -64,6 +64,12 @@ final class SmbNegotiation {
     return smb;
   }
 
+  /** The hints alone, for a connection that cannot pass a descriptor (TCP); returns null. */
+  ProvidedSmb offerNothing(InitializeConnectionRequest.Builder init) {
+    init.setSharedMemoryPageSizeHintBytes(pageSizeHint).setSharedMemorySizeHintBytes(sizeHint);
+    return null;
+  }
+
   /** Our own SMB; null (the service's will do) if the kernel refuses one. */
   ProvidedSmb create() {
     ShmSizes sizes = ShmSizes.validate(Integer.toUnsignedLong(sizeHint),
@@ -77,6 +83,39 @@ final class SmbNegotiation {
       return null;
     }
   }
+
+  /**
+   * Whether the InitializeConnection answer asks for shmem emulation (use_shmem_emulation: the
+   * service is remote, no descriptor reaches it, chunks must travel inside CommitData).
+   */
+  boolean emulationAsked(Reply reply) {
+    try {
+      return InitializeConnectionResponse.parseFrom(reply.bytes()).getUseShmemEmulation();
+    } catch (InvalidProtocolBufferException e) {
+      return false; // adopted() says it once
+    }
+  }
+
+  /**
+   * The SMB of a connection without shared memory: our own memory of
+   * {@link #EMULATED_SMB_SIZE} with the page size setup_tracing gives, whose chunks are copied into
+   * CommitData (upstream's shmem emulation); null, logged, if the page size is unfit.
+   */
+  SharedMemoryArbiter emulatedSmb(int pageSizeKb, SharedMemoryArbiter.CommitSink sink) {
+    long pageSize = pageSizeKb * 1024L;
+    if (pageSize > SharedMemoryAbi.MAX_PAGE_SIZE || !SharedMemoryAbi.isValidPageSize((int) pageSize)) {
+      LOG.log(Level.ERROR, "producer " + producerName + ": setup_tracing page size invalid: page_size_kb="
+          + pageSizeKb);
+      return null;
+    }
+    MemorySegment smb = Arena.ofAuto().allocate(EMULATED_SMB_SIZE, pageSize);
+    LOG.log(Level.DEBUG, () -> "producer " + producerName + ": emulated SMB, size=" + EMULATED_SMB_SIZE
+        + " page=" + pageSize);
+    return new SharedMemoryArbiter(new SharedMemoryAbi(smb, (int) pageSize), sink);
+  }
+
+  /** The SMB of a connection without shared memory (upstream's kShmemEmulationSize). */
+  static final long EMULATED_SMB_SIZE = 1024 * 1024;
 
   /** Whether the InitializeConnection answer says the service adopted the SMB we offered. */
   boolean adopted(Reply reply) {

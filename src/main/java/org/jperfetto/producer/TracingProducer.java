@@ -22,6 +22,7 @@ import org.jperfetto.ipc.IpcClient;
 import org.jperfetto.ipc.IpcException;
 import org.jperfetto.ipc.Reply;
 import org.jperfetto.os.Fds;
+import org.jperfetto.protos.CommitDataRequest;
 import org.jperfetto.protos.DataSourceConfig;
 import org.jperfetto.protos.DataSourceDescriptor;
 import org.jperfetto.protos.GetAsyncCommandRequest;
@@ -378,9 +379,11 @@ public final class TracingProducer implements AutoCloseable {
     InitializeConnectionRequest.Builder init = InitializeConnectionRequest.newBuilder()
         .setProducerName(name)
         .setSmbScrapingMode(InitializeConnectionRequest.ProducerSMBScrapingMode.SMB_SCRAPING_ENABLED);
+    // Over TCP no descriptor can travel: nothing to offer, chunks will go inside CommitData.
+    c.emulated = c.client.isTcp();
     // The first connection offers what startup tracing writes into.
-    ProvidedSmb startupSmb = startup != null ? startup.takeSmb() : null;
-    c.providedSmb = smb.offer(init, startupSmb);
+    ProvidedSmb startupSmb = startup != null && !c.emulated ? startup.takeSmb() : null;
+    c.providedSmb = c.emulated ? smb.offerNothing(init) : smb.offer(init, startupSmb);
     if (startupSmb != null && c.providedSmb == startupSmb) {
       c.startup = startup;
     }
@@ -415,6 +418,7 @@ public final class TracingProducer implements AutoCloseable {
         }
       }
     }
+    c.emulated |= smb.emulationAsked(reply);
     usingProvidedSmb = c.arbiter != null && c.usingProvidedSmb;
     c.initialized = true;
     for (DataSource<?> ds : dataSources) {
@@ -512,7 +516,7 @@ public final class TracingProducer implements AutoCloseable {
       Fds.closeQuietly(fd);
       return;
     }
-    c.arbiter = smb.mapServiceSmb(pageSizeKb, fd, c);
+    c.arbiter = fd < 0 && c.emulated ? smb.emulatedSmb(pageSizeKb, c) : smb.mapServiceSmb(pageSizeKb, fd, c);
   }
 
   private DataSource<?> dataSourceNamed(String dsName) {
@@ -770,6 +774,8 @@ public final class TracingProducer implements AutoCloseable {
     /** Set when this connection took the startup tracing SMB (read by writer threads). */
     volatile StartupTracing startup;
     boolean usingProvidedSmb;
+    /** No shared memory with the service (TCP, or a remote host): chunks travel inside CommitData. */
+    volatile boolean emulated;
     boolean initialized;
     volatile boolean lost;
     final Map<Long, ActiveInstance<?>> instances = new HashMap<>();
@@ -830,7 +836,11 @@ public final class TracingProducer implements AutoCloseable {
         if (st != null) {
           st.resolve(batch);
         }
-        if (!batch.isEmpty()) {
+        if (emulated) {
+          for (CommitDataRequest req : CommitRequests.toProtoInline(batch, a.abi())) {
+            invokeNoReply("CommitData", req);
+          }
+        } else if (!batch.isEmpty()) {
           sendCommitData(batch);
         }
         spare = batch;

@@ -32,6 +32,11 @@ final class ServicePackets {
   private final int serviceUid;
   private final ClockSource clocks;
 
+  /** The uid on the service's own packets. */
+  int serviceUid() {
+    return serviceUid;
+  }
+
   ServicePackets(int serviceUid, ClockSource clocks) {
     this.serviceUid = serviceUid;
     this.clocks = clocks;
@@ -104,52 +109,6 @@ final class ServicePackets {
   }
 
   byte[] systemInfo() {
-    SystemInfo.Builder info = SystemInfo.newBuilder().setTracingServiceVersion(SERVICE_VERSION);
-    Utsname.Builder uts = Utsname.newBuilder()
-        .setSysname(procOr("/proc/sys/kernel/ostype", System.getProperty("os.name", "")))
-        .setRelease(procOr("/proc/sys/kernel/osrelease", System.getProperty("os.version", "")))
-        .setVersion(procOr("/proc/sys/kernel/version", ""))
-        .setMachine(machine());
-    info.setUtsname(uts);
-    info.setPageSize(4096);
-    info.setNumCpus(Runtime.getRuntime().availableProcessors());
-    info.setTimezoneOffMins(ZonedDateTime.now(ZoneId.systemDefault()).getOffset().getTotalSeconds() / 60);
-    long ram = memTotalBytes();
-    if (ram > 0) {
-      info.setSystemRamBytes(ram);
-    }
-    return packet().setSystemInfo(info).build().toByteArray();
-  }
-
-  /** uname's machine from the JDK's arch name. */
-  private static String machine() {
-    String arch = System.getProperty("os.arch", "");
-    return switch (arch) {
-      case "amd64" -> "x86_64";
-      case "x86" -> "i686";
-      default -> arch;
-    };
-  }
-
-  private static String procOr(String path, String fallback) {
-    try {
-      return Files.readString(Path.of(path), StandardCharsets.UTF_8).strip();
-    } catch (IOException | RuntimeException e) {
-      return fallback;
-    }
-  }
-
-  private static long memTotalBytes() {
-    try {
-      for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
-        if (line.startsWith("MemTotal:")) {
-          String[] parts = line.substring(9).trim().split("\\s+");
-          return Long.parseLong(parts[0]) * 1024;
-        }
-      }
-    } catch (IOException | RuntimeException e) {
-      // no RAM figure then
-    }
-    return 0;
+    return packet().setSystemInfo(LocalSystemInfo.read()).build().toByteArray();
   }
 }

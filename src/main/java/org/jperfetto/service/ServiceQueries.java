@@ -115,12 +115,17 @@ final class ServiceQueries {
       t.setInvalidPackets(s.invalidPackets)
           .setFlushesRequested(s.flushesRequested)
           .setFlushesSucceeded(s.flushesSucceeded)
-          .setFlushesFailed(s.flushesFailed);
-      for (int id : s.bufferIds) {
-        TraceBuffer b = service.buffer(id);
+          .setFlushesFailed(s.flushesFailed)
+          .setFinalFlushOutcome(s.finalFlushOutcome);
+      TraceBuffer[] sessionBuffers = new TraceBuffer[s.bufferIds.length];
+      for (int i = 0; i < s.bufferIds.length; i++) {
+        TraceBuffer b = sessionBuffers[i] = service.buffer(s.bufferIds[i]);
         if (b != null) {
           t.addBufferStats(BufferStatsMapper.toProto(b.stats()));
         }
+      }
+      if (!s.config.getBuiltinDataSources().getDisableChunkUsageHistograms()) {
+        WriterStatsMapper.addTo(t, s, sessionBuffers);
       }
     }
     return t.build();

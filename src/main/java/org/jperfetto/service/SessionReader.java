@@ -87,8 +87,14 @@ final class SessionReader {
       batch.addPacket(servicePackets.traceProvenance(provenance(s)));
       if (!builtin.disableSystemInfo) {
         batch.addPacket(servicePackets.systemInfo());
+        service.remoteMachines().systemInfoPackets(servicePackets.serviceUid()).forEach(batch::addPacket);
       }
       s.didEmitInitialPackets = true;
+    }
+    RemoteMachines remote = service.remoteMachines();
+    if (!builtin.disableClockSnapshotting && !s.didEmitRemoteClockSync && !remote.isEmpty()) {
+      remote.clockSyncPackets(servicePackets.serviceUid()).forEach(batch::addPacket);
+      s.didEmitRemoteClockSync = true;
     }
     if (!builtin.disableServiceEvents) {
       emitLifecycleEvents(s, batch);

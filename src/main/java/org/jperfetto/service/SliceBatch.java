@@ -35,7 +35,8 @@ final class SliceBatch {
     for (int i = 0; i < packet.sliceCount(); i++) {
       size += packet.sliceLength(i);
     }
-    int trusted = trustedFieldsSize(uid, pid, sequenceId, dropped);
+    int machine = packet.machineId();
+    int trusted = trustedFieldsSize(uid, pid, machine, sequenceId, dropped);
     byte[] out = new byte[size + trusted];
     int at = 0;
     for (int i = 0; i < packet.sliceCount(); i++) {
@@ -43,7 +44,7 @@ final class SliceBatch {
       MemorySegment.copy(packet.segment(), ValueLayout.JAVA_BYTE, packet.sliceOffset(i), out, at, n);
       at += n;
     }
-    writeTrustedFields(out, at, uid, pid, sequenceId, dropped);
+    writeTrustedFields(out, at, uid, pid, machine, sequenceId, dropped);
     addBytes(UnsafeByteOperations.unsafeWrap(out), true); // out is never written again
   }
 
@@ -60,10 +61,13 @@ final class SliceBatch {
     bytes += data.size();
   }
 
-  /** TracePacket fields trusted_uid (3), trusted_packet_sequence_id (10), trusted_pid (79), previous_packet_dropped (42). */
-  static byte[] trustedFields(int uid, int pid, int sequenceId, boolean previousPacketDropped) {
-    byte[] out = new byte[trustedFieldsSize(uid, pid, sequenceId, previousPacketDropped)];
-    writeTrustedFields(out, 0, uid, pid, sequenceId, previousPacketDropped);
+  /**
+   * TracePacket fields trusted_uid (3), trusted_packet_sequence_id (10), trusted_pid (79),
+   * machine_id (98, for a producer on another machine) and previous_packet_dropped (42).
+   */
+  static byte[] trustedFields(int uid, int pid, int machineId, int sequenceId, boolean previousPacketDropped) {
+    byte[] out = new byte[trustedFieldsSize(uid, pid, machineId, sequenceId, previousPacketDropped)];
+    writeTrustedFields(out, 0, uid, pid, machineId, sequenceId, previousPacketDropped);
     return out;
   }
 
@@ -72,13 +76,15 @@ final class SliceBatch {
   private static final int TAG_SEQUENCE_ID = 10 << 3;
   private static final int TAG_DROPPED = 42 << 3;
 
-  private static int trustedFieldsSize(int uid, int pid, int sequenceId, boolean dropped) {
+  private static int trustedFieldsSize(int uid, int pid, int machineId, int sequenceId, boolean dropped) {
     return 1 + Varints.size(uid) + 1 + Varints.size(Integer.toUnsignedLong(sequenceId))
-        + (pid != 0 ? 2 + Varints.size(pid) : 0) + (dropped ? 3 : 0);
+        + (pid != 0 ? 2 + Varints.size(pid) : 0)
+        + (machineId != 0 ? 2 + Varints.size(Integer.toUnsignedLong(machineId)) : 0) + (dropped ? 3 : 0);
   }
 
   /** Writes the trusted fields at out[at..], as protobuf-java's writeInt32/writeUInt32 would. */
-  private static void writeTrustedFields(byte[] out, int at, int uid, int pid, int sequenceId, boolean dropped) {
+  private static void writeTrustedFields(byte[] out, int at, int uid, int pid, int machineId, int sequenceId,
+      boolean dropped) {
     out[at++] = (byte) TAG_UID;
     at = Varints.put(out, at, uid); // int32: a negative value is sign-extended to 10 bytes
     out[at++] = (byte) TAG_SEQUENCE_ID;
@@ -87,6 +93,11 @@ final class SliceBatch {
       out[at++] = (byte) 0xf8; // 79 << 3, as a 2-byte varint
       out[at++] = 0x04;
       at = Varints.put(out, at, pid);
+    }
+    if (machineId != 0) {
+      out[at++] = (byte) 0x90; // 98 << 3 = 784, a 2-byte varint
+      out[at++] = 0x06;
+      at = Varints.put(out, at, Integer.toUnsignedLong(machineId));
     }
     if (dropped) {
       out[at++] = (byte) (TAG_DROPPED | 0x80); // 42 << 3 = 336, a 2-byte varint

@@ -20,6 +20,7 @@ import org.jperfetto.protos.DataSourceConfig;
 import org.jperfetto.protos.DataSourceDescriptor;
 import org.jperfetto.protos.ObservableEvents;
 import org.jperfetto.protos.TraceConfig;
+import org.jperfetto.protos.TraceStats;
 import org.jperfetto.protos.TracingServiceEvent;
 import org.jperfetto.service.buffer.OverwritePolicy;
 import org.jperfetto.service.buffer.PatchBatch;
@@ -73,6 +74,7 @@ public final class TracingService {
   private final SharedMemory.Factory shmFactory;
   private final ClockSource clocks;
   private final int serviceUid;
+  private final RemoteMachines remoteMachines = new RemoteMachines();
   /**
    * Set by a config's lockdown_mode LOCKDOWN_SET: producers of other uids are refused, and those
    * already connected get no data source instances.
@@ -173,6 +175,11 @@ public final class TracingService {
   /** How many sessions (clones included) this service has created; any thread. */
   public long sessionsCreated() {
     return sessionsCreated;
+  }
+
+  /** The machines relays connected (RelayPort); service thread only. */
+  public RemoteMachines remoteMachines() {
+    return remoteMachines;
   }
 
   public TaskRunner taskRunner() {
@@ -436,7 +443,7 @@ public final class TracingService {
           d.getName(), p.id, p.identity.uid());
       return null;
     }
-    if (!producerMatches(p.name, cfg)) {
+    if (!producerMatches(p.name, cfg) || !MachineFilter.matches(p.identity, s.config, cfg)) {
       return null;
     }
     int relative = cfg.getConfig().getTargetBuffer();
@@ -709,7 +716,12 @@ public final class TracingService {
 
   /** The end of a traced session by time or trigger: a last flush, then the stop. */
   void flushAndDisable(TracingSession s) {
-    flush(s, 0, ServiceFlushFlags.TRACE_STOP, ok -> disableTracing(s));
+    flush(s, 0, ServiceFlushFlags.TRACE_STOP, ok -> {
+      // kept for TraceStats.final_flush_outcome, as traced does
+      s.finalFlushOutcome = ok ? TraceStats.FinalFlushOutcome.FINAL_FLUSH_SUCCEEDED
+          : TraceStats.FinalFlushOutcome.FINAL_FLUSH_FAILED;
+      disableTracing(s);
+    });
   }
 
   /** Sync marker, clock snapshot and stats every snapshot_interval_ms while tracing. */
@@ -929,7 +941,7 @@ public final class TracingService {
       return "writer registered for buffer " + registered + " wrote into buffer " + bufferId
           + ": writer=" + writerId;
     }
-    buf.copyChunkUntrusted(p.id, p.identity.uid(), p.identity.pid(), writerId, chunkId,
+    buf.copyChunkUntrusted(p.id, p.identity.uid(), p.identity.pid(), p.identity.machineId(), writerId, chunkId,
         packetCount, flags, complete, src, offset, size);
     return null;
   }

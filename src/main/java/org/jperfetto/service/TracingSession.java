@@ -52,6 +52,11 @@ final class TracingSession {
   final List<LifecycleEvent> lifecycleEvents = new ArrayList<>();
   boolean didEmitTraceConfig;
   boolean didEmitInitialPackets;
+  /** The remote machines' clock sync rounds are written once, at the first read with relays. */
+  boolean didEmitRemoteClockSync;
+  /** How the final flush of a session that ended by itself (duration, trigger timeout) went. */
+  org.jperfetto.protos.TraceStats.FinalFlushOutcome finalFlushOutcome =
+      org.jperfetto.protos.TraceStats.FinalFlushOutcome.FINAL_FLUSH_UNSPECIFIED;
   boolean shouldEmitStats;
   boolean shouldEmitSyncMarker;
   boolean allDataSourcesStartedNotified;

@@ -57,4 +57,22 @@ class JtracedArgsTest {
     assertTrue(assertThrows(IllegalArgumentException.class,
         () -> Jtraced.parse(new String[] {"--log-level", "loud"})).getMessage().contains("loud"));
   }
+
+  @Test
+  void relayFlags() {
+    Jtraced.Args host = Jtraced.parse(new String[] {"--producer-socket", "/p,0.0.0.0:20000", "--enable-relay-endpoint-on",
+        "0.0.0.0:20000"}, null);
+    assertEquals(java.util.Set.of("0.0.0.0:20000"), host.relayEndpoints());
+    assertEquals(null, host.relayTo());
+    assertEquals(java.util.Set.of("/p", "0.0.0.0:20000"),
+        Jtraced.parse(new String[] {"--producer-socket", "/p,0.0.0.0:20000", "--enable-relay-endpoint"}, null)
+            .relayEndpoints());
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> Jtraced.parse(new String[] {"--producer-socket",
+        "/p", "--enable-relay-endpoint-on", "/q"}, null)).getMessage().contains("/q"));
+
+    assertEquals("10.0.0.1:20000", Jtraced.parse(new String[] {"--relay"}, "10.0.0.1:20000").relayTo());
+    assertEquals("h:1", Jtraced.parse(new String[] {"--relay-socket", "h:1"}, "10.0.0.1:20000").relayTo());
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> Jtraced.parse(new String[] {"--relay"}, null))
+        .getMessage().contains("PERFETTO_RELAY_SOCK_NAME"));
+  }
 }

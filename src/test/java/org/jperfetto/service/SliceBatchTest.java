@@ -9,13 +9,16 @@ import org.junit.jupiter.api.Test;
 
 /** The trusted fields the service appends to every producer packet, against protobuf-java. */
 class SliceBatchTest {
-  static byte[] expected(int uid, int pid, int seq, boolean dropped) throws Exception {
+  static byte[] expected(int uid, int pid, int machine, int seq, boolean dropped) throws Exception {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     CodedOutputStream o = CodedOutputStream.newInstance(bytes);
     o.writeInt32(3, uid);
     o.writeUInt32(10, seq);
     if (pid != 0) {
       o.writeInt32(79, pid);
+    }
+    if (machine != 0) {
+      o.writeUInt32(98, machine);
     }
     if (dropped) {
       o.writeUInt32(42, 1);
@@ -31,8 +34,11 @@ class SliceBatchTest {
       for (int pid : edge) {
         for (int seq : edge) {
           for (boolean dropped : new boolean[] {false, true}) {
-            assertArrayEquals(expected(uid, pid, seq, dropped), SliceBatch.trustedFields(uid, pid, seq, dropped),
-                "uid=" + uid + " pid=" + pid + " seq=" + seq + " dropped=" + dropped);
+            for (int machine : new int[] {0, 1, 0x7f, 0x80, -1}) {
+              assertArrayEquals(expected(uid, pid, machine, seq, dropped),
+                  SliceBatch.trustedFields(uid, pid, machine, seq, dropped),
+                  "uid=" + uid + " pid=" + pid + " machine=" + machine + " seq=" + seq + " dropped=" + dropped);
+            }
           }
         }
       }
@@ -43,7 +49,9 @@ class SliceBatchTest {
       int pid = rnd.nextInt(4) == 0 ? 0 : rnd.nextInt();
       int seq = rnd.nextInt();
       boolean dropped = rnd.nextBoolean();
-      assertArrayEquals(expected(uid, pid, seq, dropped), SliceBatch.trustedFields(uid, pid, seq, dropped));
+      int machine = rnd.nextBoolean() ? 0 : rnd.nextInt();
+      assertArrayEquals(expected(uid, pid, machine, seq, dropped),
+          SliceBatch.trustedFields(uid, pid, machine, seq, dropped));
     }
   }
 }

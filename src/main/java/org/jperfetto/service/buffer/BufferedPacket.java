@@ -23,6 +23,7 @@ public final class BufferedPacket {
   private int producerId;
   private int uid;
   private int pid;
+  private int machineId;
   private int writerId;
   private boolean previousPacketDropped;
 
@@ -64,6 +65,11 @@ public final class BufferedPacket {
 
   public int pid() {
     return pid;
+  }
+
+  /** Machine id of the producer (trusted; 0: the service's own machine). */
+  public int machineId() {
+    return machineId;
   }
 
   /** Writer id, unique within the producer: with the producer id it names the sequence. */
@@ -110,6 +116,7 @@ public final class BufferedPacket {
     producerId = 0;
     uid = 0;
     pid = 0;
+    machineId = 0;
     writerId = 0;
     previousPacketDropped = false;
   }
@@ -130,10 +137,12 @@ public final class BufferedPacket {
     size += length;
   }
 
-  void setSequence(int producerId, int uid, int pid, int writerId, boolean previousPacketDropped) {
+  void setSequence(int producerId, int uid, int pid, int machineId, int writerId,
+      boolean previousPacketDropped) {
     this.producerId = producerId;
     this.uid = uid;
     this.pid = pid;
+    this.machineId = machineId;
     this.writerId = writerId;
     this.previousPacketDropped = previousPacketDropped;
   }
@@ -145,6 +154,6 @@ public final class BufferedPacket {
   @Override
   public String toString() {
     return "BufferedPacket{producer=" + producerId + " writer=" + writerId + " uid=" + uid + " pid="
-        + pid + " dropped=" + previousPacketDropped + " slices=" + sliceCount + " size=" + size + "}";
+        + pid + " machine=" + machineId + " dropped=" + previousPacketDropped + " slices=" + sliceCount + " size=" + size + "}";
   }
 }

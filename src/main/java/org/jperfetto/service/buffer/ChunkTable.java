@@ -26,6 +26,8 @@ final class ChunkTable {
   byte[] state;
   int[] uid;
   int[] pid;
+  /** Trusted machine id of the producer (0: the service's own machine). */
+  int[] machine;
 
   private int[] free;
   private int freeCount;
@@ -41,6 +43,7 @@ final class ChunkTable {
     state = new byte[c];
     uid = new int[c];
     pid = new int[c];
+    machine = new int[c];
     free = new int[c];
   }
 
@@ -53,6 +56,7 @@ final class ChunkTable {
     state = other.state.clone();
     uid = other.uid.clone();
     pid = other.pid.clone();
+    machine = other.machine.clone();
     free = other.free.clone();
     freeCount = other.freeCount;
     highWater = other.highWater;
@@ -98,6 +102,7 @@ final class ChunkTable {
     state = Arrays.copyOf(state, c);
     uid = Arrays.copyOf(uid, c);
     pid = Arrays.copyOf(pid, c);
+    machine = Arrays.copyOf(machine, c);
     free = Arrays.copyOf(free, c);
   }
 }

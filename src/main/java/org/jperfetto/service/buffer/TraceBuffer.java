@@ -95,6 +95,7 @@ public final class TraceBuffer implements AutoCloseable {
   private long chunksOverwritten;
   private long chunksDiscarded;
   private long chunksRead;
+  private final WriterStats writerStats = new WriterStats();
   private long chunksCommittedOutOfOrder;
   private long writeWrapCount;
   private long patchesSucceeded;
@@ -171,6 +172,18 @@ public final class TraceBuffer implements AutoCloseable {
   public void copyChunkUntrusted(int producerId, int uid, int pid, int writerId, int chunkId,
       int numFragments, int chunkFlags, boolean chunkComplete, MemorySegment src, long srcOffset,
       long size) {
+    copyChunkUntrusted(producerId, uid, pid, 0, writerId, chunkId, numFragments, chunkFlags,
+        chunkComplete, src, srcOffset, size);
+  }
+
+  /**
+   * {@link #copyChunkUntrusted(int, int, int, int, int, int, int, boolean, MemorySegment, long, long)}
+   * for a producer on another machine: {@code machineId} (trusted, from the transport; 0 for this
+   * machine) is kept with the chunk and read back with its packets.
+   */
+  public void copyChunkUntrusted(int producerId, int uid, int pid, int machineId, int writerId,
+      int chunkId, int numFragments, int chunkFlags, boolean chunkComplete, MemorySegment src,
+      long srcOffset, long size) {
     checkWritable();
     if (producerId < 0 || producerId > 0xFFFF) {
       throw new IllegalArgumentException("producer id out of range: producer=" + producerId);
@@ -225,7 +238,7 @@ public final class TraceBuffer implements AutoCloseable {
     long at = writePos;
     writeRecord(at, chunkId, producerId, writerId, numFragments, flags, src, srcOffset, size,
         recordSize);
-    int slot = index(seq, chunkId, at, numFragments, flags, chunkComplete, uid, pid);
+    int slot = index(seq, chunkId, at, numFragments, flags, chunkComplete, uid, pid, machineId);
     if (readmit) {
       chunks.fragmentsRead[slot] = seq.evictedFragmentsRead;
       chunks.nextFragmentOffset[slot] = seq.evictedNextFragmentOffset;
@@ -270,7 +283,7 @@ public final class TraceBuffer implements AutoCloseable {
   }
 
   private int index(Sequence seq, int chunkId, long recordOffset, int numFragments, int flags,
-      boolean complete, int uid, int pid) {
+      boolean complete, int uid, int pid, int machineId) {
     int slot = chunks.allocate();
     chunks.recordOffset[slot] = recordOffset;
     chunks.numFragments[slot] = numFragments;
@@ -280,6 +293,7 @@ public final class TraceBuffer implements AutoCloseable {
     chunks.state[slot] = complete ? ChunkTable.COMPLETE : 0;
     chunks.uid[slot] = uid;
     chunks.pid[slot] = pid;
+    chunks.machine[slot] = machineId;
     // makeRoom may have deleted chunks of this sequence: look the place up again.
     seq.insert(-seq.find(chunkId) - 1, chunkId, slot);
     return slot;
@@ -547,7 +561,8 @@ public final class TraceBuffer implements AutoCloseable {
         if (!last || (flags & LAST_PACKET_CONTINUES_ON_NEXT_CHUNK) == 0) {
           int r = readFragment(slot, out);
           if (r == FRAGMENT_OK) {
-            out.setSequence(seq.producerId, chunks.uid[slot], chunks.pid[slot], seq.writerId, dropped);
+            out.setSequence(seq.producerId, chunks.uid[slot], chunks.pid[slot], chunks.machine[slot],
+                seq.writerId, dropped);
             return true;
           }
           if (r == FRAGMENT_EMPTY) {
@@ -563,10 +578,11 @@ public final class TraceBuffer implements AutoCloseable {
         }
         int uid = chunks.uid[slot];
         int pid = chunks.pid[slot];
+        int machine = chunks.machine[slot];
         int r = readAhead(seq, out);
         if (r == READAHEAD_OK) {
           readaheadsSucceeded++;
-          out.setSequence(seq.producerId, uid, pid, seq.writerId, dropped);
+          out.setSequence(seq.producerId, uid, pid, machine, seq.writerId, dropped);
           return true;
         }
         if (r == READAHEAD_WAIT) {
@@ -716,6 +732,8 @@ public final class TraceBuffer implements AutoCloseable {
     if (chunks.fragmentsRead[slot] == chunks.numFragments[slot] && chunks.isComplete(slot)) {
       chunksRead++;
       bytesRead += recordEnd - record;
+      Sequence seq = sequences.at(readSeq);
+      writerStats.add(seq.producerId, seq.writerId, chunks.nextFragmentOffset[slot]);
     }
     chunks.setLastReadSkipped(slot, false);
     if (fragmentSize == 0) {
@@ -770,6 +788,11 @@ public final class TraceBuffer implements AutoCloseable {
     c.abiViolations = abiViolations;
     c.traceWriterPacketLoss = traceWriterPacketLoss;
     return c;
+  }
+
+  /** How full each writer's chunks were, as read so far (TraceStats.writer_stats). */
+  public WriterStats writerStats() {
+    return writerStats;
   }
 
   /** Refuses further copies and patches (they throw IllegalStateException). */

@@ -192,7 +192,8 @@ public final class ProducerPortService {
       return;
     }
     Optional<SharedMemory> provided = Optional.empty();
-    if (req.getProducerProvidedShmem()) {
+    boolean emulated = call.client().tcp(); // no fd can travel: chunks come inside CommitData
+    if (req.getProducerProvidedShmem() && !emulated) {
       int fd = call.takeReceivedFd();
       if (fd >= 0) {
         provided = MemfdSharedMemory.adoptFromProducer(fd);
@@ -201,7 +202,8 @@ public final class ProducerPortService {
     RemoteProducer p = new RemoteProducer(call.client());
     producers.put(clientId, p);
     Optional<SharedMemory> smb = provided;
-    ClientIdentity identity = new ClientIdentity(call.client().uid(), call.client().pid());
+    ClientIdentity identity = new ClientIdentity(call.client().uid(), call.client().pid(),
+        call.client().machineId(), call.client().machineName());
     service.taskRunner().runOrPost(() -> {
       try {
         p.endpoint = service.connectProducer(p, identity, req.getProducerName(),
@@ -220,8 +222,9 @@ public final class ProducerPortService {
         return;
       }
       call.reply(InitializeConnectionResponse.newBuilder()
-          .setUsingShmemProvidedByProducer(p.endpoint.usingProducerProvidedSmb())
+          .setUsingShmemProvidedByProducer(!emulated && p.endpoint.usingProducerProvidedSmb())
           .setDirectSmbPatchingSupported(p.endpoint.directSmbPatchingSupported())
+          .setUseShmemEmulation(emulated)
           .build());
     });
   }
@@ -319,7 +322,7 @@ public final class ProducerPortService {
       boolean providedByProducer = endpoint == null || endpoint.usingProducerProvidedSmb();
       if (!providedByProducer) {
         setup.setSharedBufferPageSizeKb(pageSizeKb);
-        if (smb.handle() instanceof Integer smbFd) {
+        if (smb.handle() instanceof Integer smbFd && !client.tcp()) { // TCP: the producer emulates it
           try {
             fd = Fds.dup(smbFd);
           } catch (ErrnoException e) {

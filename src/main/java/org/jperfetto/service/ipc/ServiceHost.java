@@ -20,6 +20,7 @@ import org.jperfetto.os.Downcalls;
 import org.jperfetto.os.Errno;
 import org.jperfetto.os.ErrnoException;
 import org.jperfetto.os.SharedMapping;
+import org.jperfetto.os.TcpSockets;
 import org.jperfetto.os.UnixSocket;
 import org.jperfetto.service.ClockSource;
 import org.jperfetto.service.TracingService;
@@ -41,17 +42,22 @@ public final class ServiceHost implements AutoCloseable {
   private static final int EROFS = 30;
 
   /**
-   * @param producerSockets paths ("@name" for abstract) to serve ProducerPort on
-   * @param consumerSocket the path to serve ConsumerPort on
+   * @param producerSockets paths ("@name" for abstract) or TCP {@code host:port} addresses to serve
+   *     ProducerPort on
+   * @param consumerSocket the path to serve ConsumerPort on (AF_UNIX only: a TCP consumer port
+   *     would let anyone who reaches it read traces)
    * @param consumerSocketMode chmod of the consumer socket file, e.g. 0600 or 0666
    * @param clocks the service's clocks
    * @param maxBufferBytes the bytes all sessions' trace buffers may take together
    *     ({@link #defaultMaxBufferBytes()} unless set)
+   * @param relayEndpoints the producer sockets that also serve RelayPort (upstream's
+   *     --enable-relay-endpoint / --enable-relay-endpoint-on); each must be one of producerSockets
    */
   public record Options(List<String> producerSockets, String consumerSocket, int consumerSocketMode,
-      ClockSource clocks, long maxBufferBytes) {
+      ClockSource clocks, long maxBufferBytes, Set<String> relayEndpoints) {
     public Options {
       producerSockets = List.copyOf(producerSockets);
+      relayEndpoints = Set.copyOf(relayEndpoints);
       Objects.requireNonNull(consumerSocket, "consumerSocket");
       Objects.requireNonNull(clocks, "clocks");
       if (producerSockets.isEmpty()) {
@@ -64,6 +70,16 @@ public final class ServiceHost implements AutoCloseable {
         throw new IllegalArgumentException("consumer socket mode out of range: 0"
             + Integer.toOctalString(consumerSocketMode));
       }
+      if (TcpSockets.isTcp(consumerSocket)) {
+        throw new IllegalArgumentException("the consumer socket must be a path, not the TCP address "
+            + consumerSocket);
+      }
+      for (String relay : relayEndpoints) {
+        if (!producerSockets.contains(relay)) {
+          throw new IllegalArgumentException("relay endpoint " + relay + " is not one of the producer sockets "
+              + producerSockets);
+        }
+      }
     }
 
     /** The default paths (environment, /run/perfetto, /tmp), 0600, clock_gettime clocks. */
@@ -74,19 +90,30 @@ public final class ServiceHost implements AutoCloseable {
     /** producerSockets may be a comma-separated list. */
     public static Options of(String producerSockets, String consumerSocket) {
       return new Options(DefaultSockets.split(producerSockets), consumerSocket,
-          DEFAULT_CONSUMER_SOCKET_MODE, new PosixClockSource(), defaultMaxBufferBytes());
+          DEFAULT_CONSUMER_SOCKET_MODE, new PosixClockSource(), defaultMaxBufferBytes(), Set.of());
     }
 
     public Options withConsumerSocketMode(int mode) {
-      return new Options(producerSockets, consumerSocket, mode, clocks, maxBufferBytes);
+      return new Options(producerSockets, consumerSocket, mode, clocks, maxBufferBytes, relayEndpoints);
     }
 
     public Options withClocks(ClockSource clockSource) {
-      return new Options(producerSockets, consumerSocket, consumerSocketMode, clockSource, maxBufferBytes);
+      return new Options(producerSockets, consumerSocket, consumerSocketMode, clockSource, maxBufferBytes,
+          relayEndpoints);
     }
 
     public Options withMaxBufferBytes(long bytes) {
-      return new Options(producerSockets, consumerSocket, consumerSocketMode, clocks, bytes);
+      return new Options(producerSockets, consumerSocket, consumerSocketMode, clocks, bytes, relayEndpoints);
+    }
+
+    /** RelayPort on these producer sockets too (an empty set: on none). */
+    public Options withRelayEndpoints(Set<String> sockets) {
+      return new Options(producerSockets, consumerSocket, consumerSocketMode, clocks, maxBufferBytes, sockets);
+    }
+
+    /** RelayPort on every producer socket (upstream's --enable-relay-endpoint). */
+    public Options withRelayEndpointOnAll() {
+      return withRelayEndpoints(Set.copyOf(producerSockets));
     }
   }
 
@@ -178,8 +205,10 @@ public final class ServiceHost implements AutoCloseable {
         for (int i = 0; i < listeners.size(); i++) {
           unhosted = listeners.get(i).toUnixSocket();
           boolean producer = i < ports.size();
-          ServiceDefinition definition = producer ? ports.get(i).definition() : consumerPort.definition();
-          IpcHost host = IpcHost.start(unhosted, List.of(definition), runner.loop());
+          List<ServiceDefinition> definitions = producer
+              ? producerServices(ports.get(i), options.producerSockets().get(i), service)
+              : List.of(consumerPort.definition());
+          IpcHost host = IpcHost.start(unhosted, definitions, runner.loop());
           unhosted = null;
           hosts.add(host);
           if (producer) {
@@ -200,6 +229,16 @@ public final class ServiceHost implements AutoCloseable {
         }
         throw e;
       }
+    }
+
+    /** ProducerPort, and RelayPort where options ask for it. */
+    private List<ServiceDefinition> producerServices(ProducerPortService port, String socket,
+        TracingService service) {
+      if (!options.relayEndpoints().contains(socket)) {
+        return List.of(port.definition());
+      }
+      LOG.log(Level.INFO, "RelayPort exposed on " + socket);
+      return List.of(port.definition(), new RelayPortService(service, options.clocks()).definition());
     }
 
     private static void linkQuietly() {
@@ -223,6 +262,9 @@ public final class ServiceHost implements AutoCloseable {
    * refused, and the new file gets mode.
    */
   static BoundListener listen(String path, int mode, List<String> createdFiles) throws IOException {
+    if (TcpSockets.isTcp(path)) {
+      return listenTcp(path);
+    }
     boolean isFile = !path.startsWith("@");
     if (isFile) {
       Path p = Path.of(path);
@@ -260,6 +302,25 @@ public final class ServiceHost implements AutoCloseable {
             + ": " + e.getMessage(), e);
       }
     }
+    return listener;
+  }
+
+  /**
+   * A TCP producer endpoint: opt-in (named in the producer socket list) and announced loudly, since
+   * anyone who can reach the port can connect as a producer, with no kernel-checked identity.
+   */
+  private static BoundListener listenTcp(String address) throws IOException {
+    BoundListener listener;
+    try {
+      listener = BoundListener.listen(address, 128);
+    } catch (ErrnoException e) {
+      throw switch (e.errno()) {
+        case Errno.EADDRINUSE -> new IOException("TCP endpoint " + address + " is in use", e);
+        default -> new IOException("cannot listen on TCP endpoint " + address + ": " + e.getMessage(), e);
+      };
+    }
+    LOG.log(Level.WARNING, "TCP producer endpoint " + address + " is open: any host that can reach it "
+        + "can connect producers (uid and pid as the peer claims them; no shared memory)");
     return listener;
   }
 

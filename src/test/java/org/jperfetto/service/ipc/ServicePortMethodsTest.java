@@ -6,6 +6,7 @@ import com.google.protobuf.Descriptors;
 import java.util.List;
 import org.jperfetto.protos.ConsumerPortOuterClass;
 import org.jperfetto.protos.ProducerPortOuterClass;
+import org.jperfetto.protos.RelayPortOuterClass;
 import org.junit.jupiter.api.Test;
 
 /** The spelled-out method lists of the ports match the .proto declarations (names and ids). */
@@ -24,5 +25,11 @@ class ServicePortMethodsTest {
   void consumerPortMethodsInDeclarationOrder() {
     assertEquals(declared(ConsumerPortOuterClass.getDescriptor(), ConsumerPortService.SERVICE_NAME),
         ConsumerPortService.METHODS);
+  }
+
+  @Test
+  void relayPortMethodsInDeclarationOrder() {
+    assertEquals(declared(RelayPortOuterClass.getDescriptor(), RelayPortService.SERVICE_NAME),
+        RelayPortService.METHODS);
   }
 }
