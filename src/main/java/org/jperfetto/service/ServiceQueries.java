@@ -77,8 +77,15 @@ final class ServiceQueries {
     st.setNumSessionsStarted(started);
     if (!sessionsOnly) {
       for (ProducerConnection p : service.producers()) {
-        st.addProducers(TracingServiceState.Producer.newBuilder().setId(p.id).setName(p.name)
-            .setUid(p.identity.uid()).setPid(p.identity.pid()).setSdkVersion(p.sdkVersion));
+        TracingServiceState.Producer.Builder b = TracingServiceState.Producer.newBuilder().setId(p.id)
+            .setName(p.name).setUid(p.identity.uid()).setPid(p.identity.pid()).setSdkVersion(p.sdkVersion);
+        if (!p.identity.isHostMachine()) { // as traced: machine info for relayed producers only
+          b.setMachineId(p.identity.machineId());
+          if (!p.identity.machineName().isEmpty()) {
+            b.setMachineName(p.identity.machineName());
+          }
+        }
+        st.addProducers(b);
       }
       for (TracingService.RegisteredDataSource r : service.dataSources()) {
         st.addDataSources(TracingServiceState.DataSource.newBuilder()

@@ -129,6 +129,16 @@ class MultiMachineIT {
         assertNotEquals(remotePackets.get(0).getTrustedPacketSequenceId(),
             localPackets.get(0).getTrustedPacketSequenceId());
 
+        try (TracingConsumer c = TracingConsumer.connect(host.consumerSocket())) {
+          var producers = c.queryServiceState(false).get(20, TimeUnit.SECONDS).getProducersList();
+          var remoteEntry = producers.stream().filter(p -> p.getName().equals("remote-producer")).findFirst()
+              .orElseThrow();
+          assertEquals(expectedMachine, remoteEntry.getMachineId());
+          assertTrue(remoteEntry.hasMachineName());
+          assertTrue(producers.stream().filter(p -> p.getName().equals("local-producer"))
+              .noneMatch(p -> p.hasMachineId()), "machine info for relayed producers only, as traced");
+        }
+
         List<TracePacket> remoteInfo = packets.stream()
             .filter(p -> p.hasSystemInfo() && p.getMachineId() == expectedMachine).toList();
         assertEquals(1, remoteInfo.size(), "one SystemInfo for the remote machine");
