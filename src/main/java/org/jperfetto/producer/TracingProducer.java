@@ -16,6 +16,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jperfetto.abi.BuildVersion;
 import org.jperfetto.abi.SharedMemoryAbi;
 import org.jperfetto.ipc.BoundService;
 import org.jperfetto.ipc.IpcClient;
@@ -56,7 +57,7 @@ public final class TracingProducer implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(TracingProducer.class.getName());
 
   /** Sent as InitializeConnectionRequest.sdk_version. */
-  public static final String SDK_VERSION = "jperfetto 0.1";
+  public static final String SDK_VERSION = BuildVersion.NAME;
   static final String PORT = "ProducerPort";
 
   private final String name;
