@@ -78,6 +78,8 @@ public final class TracingProducer implements AutoCloseable {
   private volatile CompletableFuture<Void> connected = new CompletableFuture<>();
   private volatile int connections;
   private volatile boolean usingProvidedSmb;
+  // Producer thread only: "no service answers" was logged since the last connection.
+  private boolean unansweredLogged;
 
   /** Startup tracing's instances and SMB, if asked for (set on the producer thread). */
   private volatile StartupTracing startup;
@@ -354,6 +356,12 @@ public final class TracingProducer implements AutoCloseable {
     try {
       client = IpcClient.connect(socketPath, cause -> run(() -> onDisconnected(c, cause.getMessage())));
     } catch (IOException e) {
+      if (!unansweredLogged) {
+        // Once per outage, not per retry: a producer may wait for a service for the app's lifetime.
+        unansweredLogged = true;
+        LOG.log(Level.INFO, "producer " + name + ": no tracing service answers on " + socketPath + " ("
+            + e.getMessage() + "); retrying in the background until one does");
+      }
       LOG.log(Level.DEBUG, () -> "producer " + name + ": cannot connect to " + socketPath + ": "
           + e.getMessage());
       scheduleReconnect();
@@ -422,6 +430,7 @@ public final class TracingProducer implements AutoCloseable {
       c.registerDataSource(ds.descriptor());
     }
     backoffMs = initialBackoffMs;
+    unansweredLogged = false;
     connections++;
     connected.complete(null);
     LOG.log(Level.DEBUG, () -> "producer " + name + " connected to " + socketPath);
