@@ -48,7 +48,14 @@ public final class InProcessSession implements AutoCloseable {
   static final FlushFlags SDK_EXPLICIT = FlushFlags.of(FlushFlags.Initiator.CONSUMER_SDK, FlushFlags.Reason.EXPLICIT);
 
   /** Where a session is in its life. */
-  public enum State { NEW, STARTED, STOPPED }
+  public enum State {
+    /** Created, not started: {@link #writeTo} may still be called. */
+    NEW,
+    /** Recording. */
+    STARTED,
+    /** Stopped (or never started and closed): the trace is complete. */
+    STOPPED
+  }
 
   private final InProcessTracing tracing;
   private final TraceConfig config;
@@ -69,6 +76,7 @@ public final class InProcessSession implements AutoCloseable {
     return config;
   }
 
+  /** Where the session is in its life now. */
   public synchronized State state() {
     return state;
   }

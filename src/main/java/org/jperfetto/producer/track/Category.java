@@ -47,14 +47,17 @@ public final class Category {
         List.of(tags));
   }
 
+  /** The name configs match (enabled_categories, disabled_categories). */
   public String name() {
     return name;
   }
 
+  /** What the category records, for tools listing categories (may be empty). */
   public String description() {
     return description;
   }
 
+  /** The tags configs match (enabled_tags, disabled_tags). */
   public List<String> tags() {
     return tags;
   }

@@ -43,6 +43,7 @@ public final class TrackEvent {
   /** Adds annotations and flows to one event; called once per recording session. */
   @FunctionalInterface
   public interface EventFunction {
+    /** Adds debug annotations and flows to the event being written. */
     void write(EventContext event);
   }
 
@@ -96,6 +97,7 @@ public final class TrackEvent {
     this.threads = ThreadLocal.withInitial(() -> new ThreadState(this, dataSource));
   }
 
+  /** A builder with no categories yet. */
   public static Builder builder() {
     return new Builder();
   }
@@ -138,6 +140,7 @@ public final class TrackEvent {
       return this;
     }
 
+    /** The TrackEvent; its categories are bound to it from here on. */
     public TrackEvent build() {
       return new TrackEvent(this);
     }
@@ -253,6 +256,7 @@ public final class TrackEvent {
     }
   }
 
+  /** Begins a slice on a named track, with the annotations and flows fn writes. */
   public void begin(Category category, Track track, String name, EventFunction fn) {
     if (category.enabledInstances() != 0) {
       emitWith(ThreadState.TYPE_SLICE_BEGIN, category, requireSliceTrack(track), name, fn);
@@ -268,12 +272,14 @@ public final class TrackEvent {
 
   // ---- instants ----
 
+  /** An instant event on the current thread. */
   public void instant(Category category, String name) {
     if (category.enabledInstances() != 0) {
       emit(ThreadState.TYPE_INSTANT, category, null, name);
     }
   }
 
+  /** An instant with one integer debug annotation. */
   public void instant(Category category, String name, String arg, long value) {
     if (category.enabledInstances() != 0) {
       emit1(ThreadState.TYPE_INSTANT, category, null, name, arg, ThreadState.ARG_LONG, value, null);
@@ -293,6 +299,7 @@ public final class TrackEvent {
     }
   }
 
+  /** An instant whose annotations and flows fn writes. */
   public void instant(Category category, String name, EventFunction fn) {
     if (category.enabledInstances() != 0) {
       emitWith(ThreadState.TYPE_INSTANT, category, null, name, fn);
