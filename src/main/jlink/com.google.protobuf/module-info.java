@@ -1,5 +1,5 @@
 // Module descriptor we add to protobuf-java, which ships only an Automatic-Module-Name: jlink
-// accepts named modules only. Checked against protobuf-java 4.33.0 with
+// accepts named modules only. Checked against protobuf-java 3.25.5 and 4.33.0 with
 // `jdeps --generate-module-info` (PackagingIT compiles it against the real jar on every test run).
 module com.google.protobuf {
   // CodedOutputStream and friends use sun.misc.Unsafe when present.

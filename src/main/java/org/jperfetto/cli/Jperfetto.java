@@ -14,6 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.jperfetto.abi.BuildVersion;
 import org.jperfetto.consumer.ConsumerSockets;
 import org.jperfetto.consumer.FlushFlags;
 import org.jperfetto.consumer.OutputFds;
@@ -44,7 +45,7 @@ public final class Jperfetto {
   static final long READBACK_TIMEOUT_MS = 60_000;
   static final long QUERY_TIMEOUT_MS = 10_000;
   static final long STATUS_PERIOD_MS = 500;
-  static final String VERSION = "jperfetto 0.1.0";
+  static final String VERSION = BuildVersion.NAME;
 
   private final CliContext ctx;
   private final PrintStream err;

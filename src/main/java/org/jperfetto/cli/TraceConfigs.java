@@ -2,6 +2,7 @@ package org.jperfetto.cli;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.TextFormat;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -33,11 +34,19 @@ final class TraceConfigs {
 
   /** Parses a config file's bytes; {@code name} labels errors ("config.pbtxt:3:7: ..."). */
   static TraceConfig parse(byte[] raw, String name, boolean text, boolean lossy) throws ConfigException {
-    if (text || lossy) {
+    if (text && !lossy) {
+      try {
+        return org.jperfetto.tracing.TraceConfigs.parseText(new String(raw, StandardCharsets.UTF_8), name);
+      } catch (IllegalArgumentException e) {
+        throw new ConfigException(e.getMessage());
+      }
+    }
+    if (lossy) {
+      // Unknown fields are skipped here only: the library's parser refuses them.
       TraceConfig.Builder builder = TraceConfig.newBuilder();
       TextFormat.Parser parser = TextFormat.Parser.newBuilder().setAllowUnknownFields(lossy).build();
       try {
-        parser.merge(new String(raw, java.nio.charset.StandardCharsets.UTF_8), builder);
+        parser.merge(new String(raw, StandardCharsets.UTF_8), builder);
       } catch (TextFormat.ParseException e) {
         throw new ConfigException(name + ":" + e.getLine() + ":" + e.getColumn() + ": error: "
             + stripPosition(e.getMessage()));

@@ -9,6 +9,7 @@ import java.util.Objects;
  *     that the connection to the service was lost)
  */
 public record TracingDisabled(String error) {
+  /** Checks that error is not null (empty for a normal end). */
   public TracingDisabled {
     Objects.requireNonNull(error, "error");
   }

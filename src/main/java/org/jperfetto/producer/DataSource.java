@@ -20,6 +20,7 @@ public final class DataSource<S> {
   /** The work {@link #trace} runs once per active instance. */
   @FunctionalInterface
   public interface TraceFunction<S> {
+    /** Writes into one active instance; called once per instance by {@link DataSource#trace}. */
     void trace(TraceContext<S> context);
   }
 
@@ -78,14 +79,17 @@ public final class DataSource<S> {
         new DataSourceHandler<>() {}, BufferExhaustedPolicy.DROP);
   }
 
+  /** The name sessions ask for in DataSourceConfig.name. */
   public String name() {
     return descriptor.getName();
   }
 
+  /** What is registered with the service for this data source. */
   public DataSourceDescriptor descriptor() {
     return descriptor;
   }
 
+  /** What a writer does when the shared memory buffer has no free chunk. */
   public BufferExhaustedPolicy policy() {
     return policy;
   }

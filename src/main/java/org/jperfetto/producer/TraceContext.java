@@ -33,6 +33,7 @@ public final class TraceContext<S> {
     writer.flush();
   }
 
+  /** The data source instance this context writes for (its config, index and state). */
   public DataSourceInstance<S> instance() {
     return instance;
   }

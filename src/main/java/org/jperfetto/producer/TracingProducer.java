@@ -16,6 +16,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jperfetto.abi.BuildVersion;
 import org.jperfetto.abi.SharedMemoryAbi;
 import org.jperfetto.ipc.BoundService;
 import org.jperfetto.ipc.IpcClient;
@@ -57,7 +58,7 @@ public final class TracingProducer implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(TracingProducer.class.getName());
 
   /** Sent as InitializeConnectionRequest.sdk_version. */
-  public static final String SDK_VERSION = "jperfetto 0.1";
+  public static final String SDK_VERSION = BuildVersion.NAME;
   static final String PORT = "ProducerPort";
 
   private final String name;
@@ -78,6 +79,8 @@ public final class TracingProducer implements AutoCloseable {
   private volatile CompletableFuture<Void> connected = new CompletableFuture<>();
   private volatile int connections;
   private volatile boolean usingProvidedSmb;
+  // Producer thread only: "no service answers" was logged since the last connection.
+  private boolean unansweredLogged;
 
   /** Startup tracing's instances and SMB, if asked for (set on the producer thread). */
   private volatile StartupTracing startup;
@@ -354,6 +357,12 @@ public final class TracingProducer implements AutoCloseable {
     try {
       client = IpcClient.connect(socketPath, cause -> run(() -> onDisconnected(c, cause.getMessage())));
     } catch (IOException e) {
+      if (!unansweredLogged) {
+        // Once per outage, not per retry: a producer may wait for a service for the app's lifetime.
+        unansweredLogged = true;
+        LOG.log(Level.INFO, "producer " + name + ": no tracing service answers on " + socketPath + " ("
+            + e.getMessage() + "); retrying in the background until one does");
+      }
       LOG.log(Level.DEBUG, () -> "producer " + name + ": cannot connect to " + socketPath + ": "
           + e.getMessage());
       scheduleReconnect();
@@ -425,6 +434,7 @@ public final class TracingProducer implements AutoCloseable {
       c.registerDataSource(ds.descriptor());
     }
     backoffMs = initialBackoffMs;
+    unansweredLogged = false;
     connections++;
     connected.complete(null);
     LOG.log(Level.DEBUG, () -> "producer " + name + " connected to " + socketPath);

@@ -11,11 +11,17 @@ import java.util.List;
  * CLOCK_MONOTONIC on Linux) and REALTIME.
  */
 public interface ClockSource {
+  /** BuiltinClock id of CLOCK_REALTIME. */
   int BUILTIN_CLOCK_REALTIME = 1;
+  /** BuiltinClock id of CLOCK_REALTIME_COARSE. */
   int BUILTIN_CLOCK_REALTIME_COARSE = 2;
+  /** BuiltinClock id of CLOCK_MONOTONIC. */
   int BUILTIN_CLOCK_MONOTONIC = 3;
+  /** BuiltinClock id of CLOCK_MONOTONIC_COARSE. */
   int BUILTIN_CLOCK_MONOTONIC_COARSE = 4;
+  /** BuiltinClock id of CLOCK_MONOTONIC_RAW. */
   int BUILTIN_CLOCK_MONOTONIC_RAW = 5;
+  /** BuiltinClock id of CLOCK_BOOTTIME. */
   int BUILTIN_CLOCK_BOOTTIME = 6;
 
   /** One clock's value at the time of a snapshot. */

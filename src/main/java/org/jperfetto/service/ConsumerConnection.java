@@ -12,7 +12,7 @@ final class ConsumerConnection implements ConsumerEndpoint {
   final int uid;
   final ConsumerCallbacks callbacks;
   TracingSession session;
-  /** ObserveEvents mask: bits of 1 << ObservableEvents.Type. */
+  /** ObserveEvents mask: bits of {@code 1 << ObservableEvents.Type}. */
   int observedEvents;
   private boolean connected = true;
 

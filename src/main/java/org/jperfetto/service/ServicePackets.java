@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.time.ZoneId;
 import java.time.ZonedDateTime;
 import java.util.List;
+import org.jperfetto.abi.BuildVersion;
 import org.jperfetto.protos.ClockSnapshot;
 import org.jperfetto.protos.SystemInfo;
 import org.jperfetto.protos.TraceConfig;
@@ -27,7 +28,7 @@ final class ServicePackets {
   static final byte[] SYNC_MARKER = {(byte) 0x82, 0x47, 0x7a, 0x76, (byte) 0xb2, (byte) 0x8d,
       0x42, (byte) 0xba, (byte) 0x81, (byte) 0xdc, 0x33, 0x32, 0x6d, 0x57, (byte) 0xa0, 0x79};
 
-  static final String SERVICE_VERSION = "jperfetto";
+  static final String SERVICE_VERSION = BuildVersion.NAME;
 
   private final int serviceUid;
   private final ClockSource clocks;

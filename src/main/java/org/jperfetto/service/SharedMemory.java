@@ -12,6 +12,7 @@ public interface SharedMemory extends AutoCloseable {
   /** The mapped memory, aligned to 4 KiB. */
   MemorySegment segment();
 
+  /** The mapped size in bytes. */
   default long size() {
     return segment().byteSize();
   }

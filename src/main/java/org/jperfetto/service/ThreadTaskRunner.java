@@ -14,6 +14,7 @@ public final class ThreadTaskRunner implements TaskRunner, AutoCloseable {
   private final ScheduledThreadPoolExecutor executor;
   private volatile Thread thread;
 
+  /** A runner whose one daemon thread, made on the first task, is named threadName. */
   public ThreadTaskRunner(String threadName) {
     executor = new ScheduledThreadPoolExecutor(1, r -> {
       Thread t = new Thread(r, threadName);

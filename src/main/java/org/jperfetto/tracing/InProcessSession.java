@@ -48,7 +48,14 @@ public final class InProcessSession implements AutoCloseable {
   static final FlushFlags SDK_EXPLICIT = FlushFlags.of(FlushFlags.Initiator.CONSUMER_SDK, FlushFlags.Reason.EXPLICIT);
 
   /** Where a session is in its life. */
-  public enum State { NEW, STARTED, STOPPED }
+  public enum State {
+    /** Created, not started: {@link #writeTo} may still be called. */
+    NEW,
+    /** Recording. */
+    STARTED,
+    /** Stopped (or never started and closed): the trace is complete. */
+    STOPPED
+  }
 
   private final InProcessTracing tracing;
   private final TraceConfig config;
@@ -69,13 +76,15 @@ public final class InProcessSession implements AutoCloseable {
     return config;
   }
 
+  /** Where the session is in its life now. */
   public synchronized State state() {
     return state;
   }
 
   /**
    * Writes the trace into file while the session runs (write_into_file with the config's
-   * file_write_period_ms), instead of keeping it for {@link #readTrace()}. Before {@link #start()}.
+   * file_write_period_ms, and flush_period_ms set to the same period, else 5 s, if the config
+   * sets none), instead of keeping it for {@link #readTrace()}. Before {@link #start()}.
    * The file is created or truncated at start.
    */
   public synchronized InProcessSession writeTo(Path file) {
@@ -132,6 +141,12 @@ public final class InProcessSession implements AutoCloseable {
 
   private TracingSession enableIntoFile() throws IOException {
     TraceConfig.Builder c = config.toBuilder().setWriteIntoFile(true).clearOutputPath();
+    if (config.getFlushPeriodMs() == 0) {
+      // Periodic flushes with the periodic writes: each write then holds the data sources' recent
+      // data, and trace_processor does not flag the trace (stat config_write_into_file_no_flush).
+      c.setFlushPeriodMs(config.getFileWritePeriodMs() != 0
+          ? config.getFileWritePeriodMs() : (int) TraceConfigs.DEFAULT_FILE_WRITE_PERIOD.toMillis());
+    }
     try (FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
         StandardOpenOption.TRUNCATE_EXISTING)) {
       // The consumer sends a duplicate of the fd; the service owns that one from here.

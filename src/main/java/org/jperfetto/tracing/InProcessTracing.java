@@ -24,7 +24,7 @@ import org.jperfetto.service.ipc.ServiceHost;
  * TrackEvent te = TrackEvent.builder().categories(app).build();
  * try (InProcessTracing tracing = InProcessTracing.start(
  *         TracingProducer.builder("my-app").dataSource(te.dataSource()))) {
- *   try (InProcessSession s = tracing.newSession(config).writeTo(Path.of("app.perfetto-trace")).start()) {
+ *   try (InProcessSession s = tracing.newSession().writeTo(Path.of("app.perfetto-trace")).start()) {
  *     te.begin(app, "work"); ... te.end(app);
  *   } // stopped: flushed, drained, the file complete
  * }
@@ -102,8 +102,17 @@ public final class InProcessTracing implements AutoCloseable {
   }
 
   /**
+   * A new session with {@link TraceConfigs#defaults()}: every default track_event category and
+   * {@code jvm.jfr} (if registered) into one 32 MiB buffer, until stopped.
+   */
+  public InProcessSession newSession() {
+    return newSession(TraceConfigs.defaults());
+  }
+
+  /**
    * A new session with config (as upstream's {@code Tracing::NewTrace()} then {@code Setup}): nothing
    * runs until {@link InProcessSession#start()}. Sessions are independent; several may run at once.
+   * {@link TraceConfigs} builds the common configs and reads text ones.
    */
   public InProcessSession newSession(TraceConfig config) {
     Objects.requireNonNull(config, "config");

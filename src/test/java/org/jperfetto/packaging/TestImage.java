@@ -124,7 +124,7 @@ final class TestImage {
     return image;
   }
 
-  private static void copyTree(Path from, Path to) throws IOException {
+  static void copyTree(Path from, Path to) throws IOException {
     try (Stream<Path> files = Files.walk(from)) {
       files.forEach(src -> {
         Path dst = to.resolve(from.relativize(src).toString());

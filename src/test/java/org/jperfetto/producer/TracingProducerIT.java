@@ -13,10 +13,16 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import org.jperfetto.ipc.IpcException;
 import org.jperfetto.os.MemFd;
 import org.jperfetto.os.UnixSocket;
@@ -41,7 +47,7 @@ class TracingProducerIT {
 
   /** A data source recording its callbacks; per-instance state is "state-<id>". */
   static class Recorder implements DataSourceHandler<String> {
-    final List<String> events = new java.util.concurrent.CopyOnWriteArrayList<>();
+    final List<String> events = new CopyOnWriteArrayList<>();
     final AtomicReference<StopHandle> heldStop = new AtomicReference<>();
     volatile boolean holdStop;
 
@@ -313,6 +319,46 @@ class TracingProducerIT {
         ds.trace(TraceContext::flush);
         await("data on the new connection", () -> second.service.readAll().size() == 10);
       }
+    }
+  }
+
+  @Test
+  void withNoServiceItSaysSoOncePerOutageNamingTheSocketNotPerRetry() throws Exception {
+    Logger jul = Logger.getLogger(TracingProducer.class.getName());
+    List<LogRecord> records = new CopyOnWriteArrayList<>();
+    Handler handler = new Handler() {
+      @Override
+      public void publish(LogRecord r) {
+        records.add(r);
+      }
+
+      @Override
+      public void flush() {}
+
+      @Override
+      public void close() {}
+    };
+    java.util.logging.Level before = jul.getLevel();
+    jul.setLevel(java.util.logging.Level.FINE);
+    jul.addHandler(handler);
+    try (TracingProducer producer = producer(dataSource(new Recorder(), BufferExhaustedPolicy.STALL))) {
+      Supplier<List<String>> unanswered = () -> records.stream()
+          .filter(r -> r.getLevel() == java.util.logging.Level.INFO && r.getMessage().contains("no tracing service answers"))
+          .map(LogRecord::getMessage).toList();
+      LongSupplier retries = () -> records.stream()
+          .filter(r -> r.getMessage().contains("cannot connect")).count();
+      await("five failed attempts", () -> retries.getAsLong() >= 5);
+      assertEquals(1, unanswered.get().size(), unanswered.get()::toString);
+      assertTrue(unanswered.get().get(0).contains(socket()), unanswered.get().get(0));
+      try (FakeProducerHost host = new FakeProducerHost(socket(), false)) {
+        ready(host, producer);
+      }
+      long afterOutage = retries.getAsLong();
+      await("failing again after the service went", () -> retries.getAsLong() >= afterOutage + 3);
+      assertEquals(2, unanswered.get().size(), () -> "said again for the new outage only: " + unanswered.get());
+    } finally {
+      jul.removeHandler(handler);
+      jul.setLevel(before);
     }
   }
 

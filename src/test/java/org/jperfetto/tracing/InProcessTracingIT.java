@@ -22,6 +22,7 @@ import org.jperfetto.protos.DataSourceConfig;
 import org.jperfetto.protos.Trace;
 import org.jperfetto.protos.TraceConfig;
 import org.jperfetto.protos.TracePacket;
+import org.jperfetto.testing.TraceHealth;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -182,5 +183,29 @@ class InProcessTracingIT {
         .filter(n -> !n.startsWith("ForkJoinPool") && !n.equals("process reaper")
             && !n.startsWith("Common-Cleaner") && !n.startsWith("junit"))
         .collect(Collectors.toSet());
+  }
+
+  @Test
+  void recordsWithNoConfigAtAllIntoAFileTraceProcessorOpensWithoutErrors() throws Exception {
+    Path file = dir.resolve("defaults.perfetto-trace");
+    try (InProcessTracing tracing = start("defaults")) {
+      try (InProcessSession s = tracing.newSession().writeTo(file).start()) {
+        for (int i = 0; i < 100; i++) {
+          try (var slice = te.slice(cat, "work", "i", i)) {
+            te.instant(cat, "tick");
+          }
+        }
+      }
+    }
+    Trace trace = Trace.parseFrom(Files.readAllBytes(file));
+    assertEquals(List.of(), TraceHealth.problems(trace));
+    TraceConfig recorded = trace.getPacketList().stream().filter(TracePacket::hasTraceConfig)
+        .map(TracePacket::getTraceConfig).findFirst().orElseThrow();
+    assertTrue(recorded.getWriteIntoFile());
+    assertEquals(5000, recorded.getFlushPeriodMs(), "writeTo adds the flush period a write_into_file config needs");
+    assertEquals(300, countTrackEvents(Files.readAllBytes(file)), "100 begins, 100 ends, 100 instants");
+    String version = trace.getPacketList().stream().filter(TracePacket::hasSystemInfo)
+        .map(p -> p.getSystemInfo().getTracingServiceVersion()).findFirst().orElseThrow();
+    assertEquals(TracingProducer.SDK_VERSION, version, "service and producer name the same build");
   }
 }

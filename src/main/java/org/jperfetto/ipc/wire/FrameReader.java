@@ -211,7 +211,11 @@ public final class FrameReader implements AutoCloseable {
     view.limit(offset + length).position(offset);
     try {
       CodedInputStream in = CodedInputStream.newInstance(view);
-      return IPCFrame.parseFrom(in, ExtensionRegistryLite.getEmptyRegistry());
+      IPCFrame frame = IPCFrame.parseFrom(in, ExtensionRegistryLite.getEmptyRegistry());
+      // A stray END_GROUP tag ends the message early; protobuf-java 3.x's stream parser accepts
+      // that silently (4.x and byte[] parsing refuse it). The frame must end where its length says.
+      in.checkLastTagWas(0);
+      return frame;
     } catch (Exception e) { // InvalidProtocolBufferException, or anything a hostile input provokes
       fail(FailureKind.MALFORMED_FRAME, "malformed IPC frame: size=" + (Frames.HEADER_SIZE + length)
           + " at stream offset " + frameStart + ": " + e.getMessage());

@@ -68,10 +68,12 @@ public final class JfrBridge {
     this.encoder = new JvmTrackEncoder((int) ProcessHandle.current().pid());
   }
 
+  /** The config of the instance this bridge records for. */
   public JfrConfig config() {
     return config;
   }
 
+  /** The JFR-to-CLOCK_MONOTONIC mapping this bridge uses. */
   public JfrClock clock() {
     return clock;
   }

@@ -87,6 +87,7 @@ public final class JfrClock {
     return jfrEpochNanos - offset();
   }
 
+  /** How many clock marks were taken. */
   public long marks() {
     return marks;
   }
@@ -96,6 +97,7 @@ public final class JfrClock {
     return steps;
   }
 
+  /** The largest move of the offset beyond the brackets, in nanoseconds. */
   public long largestStepNanos() {
     return largestStep;
   }

@@ -48,6 +48,7 @@ public record JfrConfig(Set<EventGroup> groups, Duration lockThreshold, Duration
   private static final Pattern THROTTLE = Pattern.compile("(\\d+)/(ns|us|ms|s|m|h|d)");
   private static final Pattern SEPARATORS = Pattern.compile("[\\s;]+");
 
+  /** Keeps an unmodifiable copy of the groups. */
   public JfrConfig {
     groups = Collections.unmodifiableSet(groups.isEmpty() ? EnumSet.noneOf(EventGroup.class) : EnumSet.copyOf(groups));
   }
@@ -111,6 +112,7 @@ public record JfrConfig(Set<EventGroup> groups, Duration lockThreshold, Duration
         classLoadThreshold, period, allocationThrottle, stackDepth);
   }
 
+  /** Whether the config records group's events. */
   public boolean has(EventGroup group) {
     return groups.contains(group);
   }

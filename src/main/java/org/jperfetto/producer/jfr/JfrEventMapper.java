@@ -33,6 +33,7 @@ public final class JfrEventMapper {
   private final JfrConfig config;
   private long sampledAllocatedBytes;
 
+  /** A mapper for the events config selects. */
   public JfrEventMapper(JfrConfig config) {
     this.config = config;
   }

@@ -22,6 +22,7 @@ public sealed interface JvmEvent permits JvmEvent.Slice, JvmEvent.Instant, JvmEv
    * @param lane the track's name under the thread or process, e.g. "GC", "Locks"
    */
   record Lane(long tid, String threadName, String lane) {
+    /** Whether the event belongs on a thread's track (a Linux tid is known). */
     public boolean isThread() {
       return tid > 0;
     }
@@ -29,6 +30,7 @@ public sealed interface JvmEvent permits JvmEvent.Slice, JvmEvent.Instant, JvmEv
 
   /** A debug annotation: name and a long, double, boolean or String value. */
   record Arg(String name, Object value) {
+    /** Refuses a value of another type. */
     public Arg {
       if (!(value instanceof Long || value instanceof Double || value instanceof Boolean || value instanceof String)) {
         throw new IllegalArgumentException("debug annotation " + name + ": unsupported value " + value);
@@ -39,11 +41,13 @@ public sealed interface JvmEvent permits JvmEvent.Slice, JvmEvent.Instant, JvmEv
   /** An event with a duration: begin and end on one track. */
   record Slice(long epochNanos, long durationNanos, Lane lane, String category, String name,
       List<Arg> args, List<String> stack) implements JvmEvent {
+    /** Copies the lists (the record is immutable). */
     public Slice {
       args = List.copyOf(args);
       stack = List.copyOf(stack);
     }
 
+    /** When the slice ended, in epoch nanoseconds. */
     public long endEpochNanos() {
       return epochNanos + durationNanos;
     }
@@ -52,6 +56,7 @@ public sealed interface JvmEvent permits JvmEvent.Slice, JvmEvent.Instant, JvmEv
   /** An event without a duration. */
   record Instant(long epochNanos, Lane lane, String category, String name, List<Arg> args,
       List<String> stack) implements JvmEvent {
+    /** Copies the lists (the record is immutable). */
     public Instant {
       args = List.copyOf(args);
       stack = List.copyOf(stack);

@@ -33,6 +33,7 @@ public final class JvmTrackEncoder {
   /** Opens the next TracePacket (a TraceContext's newTracePacket). */
   @FunctionalInterface
   public interface PacketStarter {
+    /** Starts a new TracePacket and returns its writer. */
     ProtoWriter newTracePacket();
   }
 
@@ -43,6 +44,7 @@ public final class JvmTrackEncoder {
   private final long processUuid;
   private final Set<Long> described = new HashSet<>();
 
+  /** An encoder for the tracks of process pid. */
   public JvmTrackEncoder(int pid) {
     this.pid = pid;
     this.processUuid = uuid("process", 0, "");
@@ -91,6 +93,7 @@ public final class JvmTrackEncoder {
     return uuid("counter", 0, name);
   }
 
+  /** The uuid of the process track the JVM's tracks hang under. */
   public long processUuid() {
     return processUuid;
   }

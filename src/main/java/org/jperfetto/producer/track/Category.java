@@ -16,8 +16,14 @@ public final class Category {
   private final String name;
   private final String description;
   private final List<String> tags;
+  /**
+   * Set in {@link #enabledInstances} until a TrackEvent registers the category: a trace point with
+   * a category no builder was given then takes the recording path, which refuses it, at no cost to
+   * the disabled check of a registered one.
+   */
+  static final int UNREGISTERED = 1 << 31;
   // Bit i set: active instance i of the owning TrackEvent's data source records this category.
-  private volatile int enabledInstances;
+  private volatile int enabledInstances = UNREGISTERED;
   private volatile TrackEvent owner;
   private volatile TrackEvent.Scope scope;
 
@@ -41,24 +47,30 @@ public final class Category {
         List.of(tags));
   }
 
+  /** The name configs match (enabled_categories, disabled_categories). */
   public String name() {
     return name;
   }
 
+  /** What the category records, for tools listing categories (may be empty). */
   public String description() {
     return description;
   }
 
+  /** The tags configs match (enabled_tags, disabled_tags). */
   public List<String> tags() {
     return tags;
   }
 
   /** Whether any tracing session records this category now. */
   public boolean isEnabled() {
-    return enabledInstances != 0;
+    return (enabledInstances & ~UNREGISTERED) != 0;
   }
 
-  /** Instances (bit per data source instance slot) recording this category. */
+  /**
+   * Instances (bit per data source instance slot) recording this category; {@link #UNREGISTERED}
+   * before a TrackEvent registers it.
+   */
   int enabledInstances() {
     return enabledInstances;
   }
@@ -82,6 +94,7 @@ public final class Category {
       }
       owner = trackEvent;
       scope = trackEvent.new Scope(this);
+      enabledInstances &= ~UNREGISTERED;
     }
   }
 

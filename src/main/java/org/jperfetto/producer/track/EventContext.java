@@ -45,6 +45,7 @@ public final class EventContext {
 
   // ---- named values (the event's top level, or inside a dictionary) ----
 
+  /** Adds an integer debug annotation. */
   public EventContext arg(String name, long value) {
     if (openNamed(name)) {
       packet.appendVarInt(DebugAnnotation.INT_VALUE_FIELD_NUMBER, value);
@@ -53,6 +54,7 @@ public final class EventContext {
     return this;
   }
 
+  /** Adds a floating-point debug annotation. */
   public EventContext arg(String name, double value) {
     if (openNamed(name)) {
       packet.appendDouble(DebugAnnotation.DOUBLE_VALUE_FIELD_NUMBER, value);
@@ -61,6 +63,7 @@ public final class EventContext {
     return this;
   }
 
+  /** Adds a boolean debug annotation. */
   public EventContext arg(String name, boolean value) {
     if (openNamed(name)) {
       packet.appendBool(DebugAnnotation.BOOL_VALUE_FIELD_NUMBER, value);
@@ -94,6 +97,7 @@ public final class EventContext {
 
   // ---- array elements ----
 
+  /** Appends an integer to the array being built. */
   public EventContext add(long value) {
     if (openElement()) {
       packet.appendVarInt(DebugAnnotation.INT_VALUE_FIELD_NUMBER, value);
@@ -102,6 +106,7 @@ public final class EventContext {
     return this;
   }
 
+  /** Appends a floating-point value to the array being built. */
   public EventContext add(double value) {
     if (openElement()) {
       packet.appendDouble(DebugAnnotation.DOUBLE_VALUE_FIELD_NUMBER, value);
@@ -110,6 +115,7 @@ public final class EventContext {
     return this;
   }
 
+  /** Appends a boolean to the array being built. */
   public EventContext add(boolean value) {
     if (openElement()) {
       packet.appendBool(DebugAnnotation.BOOL_VALUE_FIELD_NUMBER, value);
@@ -118,6 +124,7 @@ public final class EventContext {
     return this;
   }
 
+  /** Appends a string to the array being built. */
   public EventContext add(String value) {
     if (openElement()) {
       packet.appendString(DebugAnnotation.STRING_VALUE_FIELD_NUMBER, value == null ? "NULL" : value);

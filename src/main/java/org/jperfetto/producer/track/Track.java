@@ -14,9 +14,13 @@ import org.jperfetto.protos.TrackDescriptor;
 public final class Track {
   /** Units trace_processor knows for counter values (CounterDescriptor.Unit). */
   public enum Unit {
+    /** No unit: plain numbers. */
     UNSPECIFIED(CounterDescriptor.Unit.UNIT_UNSPECIFIED_VALUE),
+    /** Nanoseconds. */
     TIME_NS(CounterDescriptor.Unit.UNIT_TIME_NS_VALUE),
+    /** A count of things. */
     COUNT(CounterDescriptor.Unit.UNIT_COUNT_VALUE),
+    /** Bytes. */
     SIZE_BYTES(CounterDescriptor.Unit.UNIT_SIZE_BYTES_VALUE);
 
     final int protoValue;
@@ -58,18 +62,22 @@ public final class Track {
     return new Track(name, 0, true, unit);
   }
 
+  /** The track's uuid in the trace (TrackDescriptor.uuid). */
   public long uuid() {
     return uuid;
   }
 
+  /** The name shown for the track. */
   public String name() {
     return name;
   }
 
+  /** Whether the track holds counter values (else slices and instants). */
   public boolean isCounter() {
     return counter;
   }
 
+  /** The unit of a counter track's values. */
   public Unit unit() {
     return unit;
   }

@@ -30,6 +30,11 @@ import org.jperfetto.protos.TrackEventDescriptor;
  * <p>Every method first checks the category: when no session records it the call is a volatile load
  * and a branch. Enabled, an event allocates nothing (names and categories are interned per thread
  * and session; pass string constants, not strings built per call, to keep it so).
+ *
+ * <p>Misuse throws {@link IllegalArgumentException} from every method alike: a category that was
+ * given to no {@link Builder#categories builder} (nor made by {@link #dynamicCategory}) on every
+ * call, and, when the category is recorded, a category of another TrackEvent or a null event name
+ * for a slice or an instant.
  */
 public final class TrackEvent {
   /** The data source name perfetto configs ask for. */
@@ -38,6 +43,7 @@ public final class TrackEvent {
   /** Adds annotations and flows to one event; called once per recording session. */
   @FunctionalInterface
   public interface EventFunction {
+    /** Adds debug annotations and flows to the event being written. */
     void write(EventContext event);
   }
 
@@ -91,6 +97,7 @@ public final class TrackEvent {
     this.threads = ThreadLocal.withInitial(() -> new ThreadState(this, dataSource));
   }
 
+  /** A builder with no categories yet. */
   public static Builder builder() {
     return new Builder();
   }
@@ -133,6 +140,7 @@ public final class TrackEvent {
       return this;
     }
 
+    /** The TrackEvent; its categories are bound to it from here on. */
     public TrackEvent build() {
       return new TrackEvent(this);
     }
@@ -248,6 +256,7 @@ public final class TrackEvent {
     }
   }
 
+  /** Begins a slice on a named track, with the annotations and flows fn writes. */
   public void begin(Category category, Track track, String name, EventFunction fn) {
     if (category.enabledInstances() != 0) {
       emitWith(ThreadState.TYPE_SLICE_BEGIN, category, requireSliceTrack(track), name, fn);
@@ -263,12 +272,14 @@ public final class TrackEvent {
 
   // ---- instants ----
 
+  /** An instant event on the current thread. */
   public void instant(Category category, String name) {
     if (category.enabledInstances() != 0) {
       emit(ThreadState.TYPE_INSTANT, category, null, name);
     }
   }
 
+  /** An instant with one integer debug annotation. */
   public void instant(Category category, String name, String arg, long value) {
     if (category.enabledInstances() != 0) {
       emit1(ThreadState.TYPE_INSTANT, category, null, name, arg, ThreadState.ARG_LONG, value, null);
@@ -278,6 +289,7 @@ public final class TrackEvent {
   /** An instant with two integer debug annotations. */
   public void instant(Category category, String name, String arg1, long value1, String arg2, long value2) {
     if (category.enabledInstances() != 0) {
+      check(ThreadState.TYPE_INSTANT, category, name);
       ThreadState t = threadState();
       if (t.start(ThreadState.TYPE_INSTANT, category, null, name)) {
         t.arg(arg1, ThreadState.ARG_LONG, value1, null);
@@ -287,6 +299,7 @@ public final class TrackEvent {
     }
   }
 
+  /** An instant whose annotations and flows fn writes. */
   public void instant(Category category, String name, EventFunction fn) {
     if (category.enabledInstances() != 0) {
       emitWith(ThreadState.TYPE_INSTANT, category, null, name, fn);
@@ -305,6 +318,7 @@ public final class TrackEvent {
   /** A value on a counter track. */
   public void counter(Category category, Track counterTrack, long value) {
     if (category.enabledInstances() != 0) {
+      check(ThreadState.TYPE_COUNTER, category, null);
       ThreadState t = threadState();
       if (t.start(ThreadState.TYPE_COUNTER, category, requireCounterTrack(counterTrack), null)) {
         t.counter(false, value);
@@ -316,6 +330,7 @@ public final class TrackEvent {
   /** A floating-point value on a counter track. */
   public void counter(Category category, Track counterTrack, double value) {
     if (category.enabledInstances() != 0) {
+      check(ThreadState.TYPE_COUNTER, category, null);
       ThreadState t = threadState();
       if (t.start(ThreadState.TYPE_COUNTER, category, requireCounterTrack(counterTrack), null)) {
         t.counter(true, Double.doubleToRawLongBits(value));
@@ -338,10 +353,27 @@ public final class TrackEvent {
 
   // ---- internals ----
 
+  /**
+   * The recording path's argument checks (the disabled path has none: a category no TrackEvent
+   * registered is never disabled, see {@link Category#UNREGISTERED}, so it always gets here).
+   */
+  private void check(int type, Category category, String name) {
+    if (category.owner() != this) {
+      throw notRegistered(category);
+    }
+    if (name == null && (type == ThreadState.TYPE_SLICE_BEGIN || type == ThreadState.TYPE_INSTANT)) {
+      throw new IllegalArgumentException("event name is null: category=" + category.name());
+    }
+  }
+
+  private static IllegalArgumentException notRegistered(Category category) {
+    return new IllegalArgumentException("category not registered with this TrackEvent: " + category.name());
+  }
+
   private Scope scopeOf(Category category) {
     Scope s = category.scope();
     if (s == null || category.owner() != this) {
-      throw new IllegalArgumentException("category not registered with this TrackEvent: " + category.name());
+      throw notRegistered(category);
     }
     return s;
   }
@@ -360,6 +392,7 @@ public final class TrackEvent {
   }
 
   private void emit(int type, Category category, Track track, String name) {
+    check(type, category, name);
     ThreadState t = threadState();
     if (t.start(type, category, track, name)) {
       t.emit();
@@ -368,6 +401,7 @@ public final class TrackEvent {
 
   private void emit1(int type, Category category, Track track, String name, String arg, int kind, long bits,
       String text) {
+    check(type, category, name);
     ThreadState t = threadState();
     if (t.start(type, category, track, name)) {
       t.arg(arg, kind, bits, text);
@@ -376,6 +410,7 @@ public final class TrackEvent {
   }
 
   private void emitWith(int type, Category category, Track track, String name, EventFunction fn) {
+    check(type, category, name);
     ThreadState t = threadState();
     if (t.start(type, category, track, name)) {
       t.function(fn);

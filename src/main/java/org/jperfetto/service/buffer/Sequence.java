@@ -21,7 +21,7 @@ final class Sequence {
   int newestChunkIdRead;
   /**
    * Read position in the newest chunk read, kept when that chunk was incomplete (scraped) and
-   * got overwritten: its final commit may bring the rest of it (fragmentsRead < 0: none kept).
+   * got overwritten: its final commit may bring the rest of it ({@code fragmentsRead < 0}: none kept).
    */
   int evictedFragmentsRead = -1;
   int evictedNextFragmentOffset;

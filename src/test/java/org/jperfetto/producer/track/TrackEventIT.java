@@ -3,6 +3,7 @@ package org.jperfetto.producer.track;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
@@ -16,6 +17,7 @@ import org.jperfetto.protos.TrackDescriptor;
 import org.jperfetto.protos.TrackEvent.Type;
 import org.jperfetto.protos.TrackEventConfig;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -390,6 +392,30 @@ class TrackEventIT {
       assertEquals(List.of(), d.errors);
       assertEquals(Map.of("k", 1L), d.named("outer").get(0).args());
       assertTrue(d.named("reentrant").isEmpty());
+    }
+  }
+
+  @Test
+  void aNullEventNameIsRefusedWhileRecordingAndNothingNamelessIsWritten() throws Exception {
+    try (TrackEventFixture f = new TrackEventFixture(dir, APP)) {
+      f.start(1, TrackEventConfig.getDefaultInstance());
+      TrackEvent te = f.trackEvent;
+      List<Executable> calls = List.of(
+          () -> te.begin(APP, null),
+          () -> te.slice(APP, null),
+          () -> te.instant(APP, null),
+          () -> te.instant(APP, null, "k", 1L),
+          () -> te.instant(APP, null, "a", 1L, "b", 2L),
+          () -> te.begin(APP, QUEUE, null));
+      for (var call : calls) {
+        assertThrows(IllegalArgumentException.class, call);
+      }
+      te.instant(APP, "named");
+      DecodedEvents d = f.finish();
+      assertEquals(List.of(), d.errors);
+      assertEquals(1, d.named("named").size());
+      assertTrue(d.events.stream().noneMatch(e -> e.name() == null || e.name().isEmpty()),
+          () -> "nameless events: " + d.events);
     }
   }
 }

@@ -54,6 +54,33 @@ class TrackEventTest {
   }
 
   @Test
+  void aCategoryGivenToNoBuilderIsRefusedByEveryCallNotOnlySlice() {
+    TrackEvent te = TrackEvent.builder().categories(Category.of("known")).build();
+    Category stray = Category.of("stray");
+    assertFalse(stray.isEnabled());
+    List<Runnable> calls = List.of(
+        () -> te.begin(stray, "b"),
+        () -> te.begin(stray, "b", "k", 1L),
+        () -> te.begin(stray, "b", "k", "v"),
+        () -> te.begin(stray, "b", ev -> {}),
+        () -> te.begin(stray, Track.named("t"), "b"),
+        () -> te.end(stray),
+        () -> te.end(stray, Track.named("t")),
+        () -> te.slice(stray, "s"),
+        () -> te.slice(stray, "s", "k", 1L),
+        () -> te.instant(stray, "i"),
+        () -> te.instant(stray, "i", "k", 1L),
+        () -> te.instant(stray, "i", "a", 1L, "b", 2L),
+        () -> te.instant(stray, "i", ev -> {}),
+        () -> te.counter(stray, Track.counter("c"), 1L),
+        () -> te.counter(stray, Track.counter("c"), 1.5));
+    for (int i = 0; i < calls.size(); i++) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, calls.get(i)::run, "call " + i);
+      assertTrue(e.getMessage().contains("stray"), e.getMessage());
+    }
+  }
+
+  @Test
   void dynamicCategoriesAreMadeOnceAndTracksHaveStableDistinctUuids() {
     TrackEvent te = TrackEvent.builder().build();
     Category d = te.dynamicCategory("dyn");

@@ -1,0 +1,5 @@
+// snippet:module-info
+module my.app {
+  requires org.jperfetto;
+}
+// end-snippet
