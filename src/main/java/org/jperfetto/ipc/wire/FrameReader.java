@@ -5,7 +5,6 @@ import com.google.protobuf.ExtensionRegistryLite;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Objects;
 import java.util.function.IntConsumer;
@@ -18,8 +17,14 @@ import org.jperfetto.protos.IPCFrame;
  * <p>Use: {@link #receiveBuffer()} / {@link #receiveOffset()} / {@link #receiveSpace()} give the
  * native window a socket read fills; {@link #endReceive} accounts the bytes read and decodes every
  * complete frame into the sink. Memory stays bounded: the buffer grows on demand up to
- * {@link Frames#MAX_FRAME_SIZE} and is reused; no byte[] is made per frame (the frame is parsed in
- * place from a direct view), so the read path allocates only the protobuf message objects.
+ * {@link Frames#MAX_FRAME_SIZE} and is reused; no byte[] is made per frame (a frame the sink does
+ * not serve in place is copied into one reused heap array and parsed there), so the read path
+ * allocates only the protobuf message objects.
+ *
+ * <p>Why not parse the native buffer in place: protobuf-java's decoder for direct buffers reads
+ * through Unsafe, and a nested length near 2^31 overflows its limit arithmetic so that it copies
+ * from outside the buffer, crashing the JVM with SIGSEGV (found by FrameReaderFuzzTest). Over a
+ * heap array the same input is an ordinary parse error.
  *
  * <p>Errors are sticky and never thrown: a frame announced larger than the cap, or one that does
  * not parse, makes {@code endReceive} return false; {@link #failure()} then says why and the owner
@@ -45,7 +50,8 @@ public final class FrameReader implements AutoCloseable {
   private final IntConsumer closeFd;
   private Arena arena;
   private MemorySegment buf;
-  private ByteBuffer view;
+  /** Where a frame is copied to be parsed (grows on demand up to the largest payload). */
+  private byte[] parseBuffer = new byte[INITIAL_CAPACITY];
   /** Bytes held in {@link #buf}, from offset 0: the start of a frame not yet complete. */
   private int size;
   /** Stream offset of buf[0]. */
@@ -208,9 +214,12 @@ public final class FrameReader implements AutoCloseable {
   }
 
   private IPCFrame parse(int offset, int length, long frameStart) {
-    view.limit(offset + length).position(offset);
+    if (parseBuffer.length < length) {
+      parseBuffer = new byte[Math.min(Frames.MAX_PAYLOAD_SIZE, Math.max(length, 2 * parseBuffer.length))];
+    }
+    MemorySegment.copy(buf, ValueLayout.JAVA_BYTE, offset, parseBuffer, 0, length);
     try {
-      CodedInputStream in = CodedInputStream.newInstance(view);
+      CodedInputStream in = CodedInputStream.newInstance(parseBuffer, 0, length);
       IPCFrame frame = IPCFrame.parseFrom(in, ExtensionRegistryLite.getEmptyRegistry());
       // A stray END_GROUP tag ends the message early; protobuf-java 3.x's stream parser accepts
       // that silently (4.x and byte[] parsing refuse it). The frame must end where its length says.
@@ -251,7 +260,6 @@ public final class FrameReader implements AutoCloseable {
   private void allocate(int capacity) {
     arena = Arena.ofShared();
     buf = arena.allocate(capacity, 8);
-    view = buf.asByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
   }
 
   private void fail(FailureKind kind, String message) {

@@ -135,6 +135,28 @@ class FrameReaderFuzzTest {
     return new Expected(frames, null);
   }
 
+  /**
+   * Found by this fuzz test: an InvokeMethod whose length reads as 2^31-1 and holds an unknown
+   * length-delimited field crashed the JVM (SIGSEGV in protobuf's Unsafe copy) while the reader
+   * parsed frames in place from native memory. It is a malformed frame like any other.
+   */
+  @org.junit.jupiter.api.Test
+  void aNestedLengthNearTwoToThe31IsAMalformedFrame() {
+    byte[] frame = {
+        0x23, 0, 0, 0, // 35 bytes of IPCFrame follow
+        0x2a, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0x87, 0x20, // msg_invoke_method, length 2^31-1 as int32
+        0x20, 0x20, (byte) 0xaa, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff,
+        0x01, (byte) 0xff, (byte) 0xff, (byte) 0xff, 0x20, 0x20, 0x20, (byte) 0xa5, (byte) 0xff, (byte) 0xff,
+        (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0x87, (byte) 0xfb, (byte) 0xff, (byte) 0x87, (byte) 0x87,
+        0x20};
+    for (int i = 0; i < 100; i++) { // the crash read past the buffer: it needed unmapped memory there
+      try (FrameReader reader = new FrameReader(fd -> { })) {
+        assertEquals(false, reader.feed(frame, 0, frame.length, -1, (f, fd) -> { }));
+        assertEquals(FrameReader.FailureKind.MALFORMED_FRAME, reader.failure().kind());
+      }
+    }
+  }
+
   /** The reference itself, on a stream whose answer is known. */
   @org.junit.jupiter.api.Test
   void referenceDecodesEncodedFrames() {
