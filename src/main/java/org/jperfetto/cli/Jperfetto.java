@@ -383,17 +383,52 @@ public final class Jperfetto {
   }
 
   private int readBack(TracingConsumer consumer, Output output) throws Exception {
-    TraceFileWriter writer = new TraceFileWriter(output.stream());
+    FailureRecordingSink writer = new FailureRecordingSink(new TraceFileWriter(output.stream()));
     try {
       await(consumer.readBuffers(writer), READBACK_TIMEOUT_MS, "ReadBuffers");
-      writer.flush();
+      writer.file.flush();
     } catch (ExecutionException | TimeoutException e) {
-      writer.flush();
+      if (writer.failure != null) {
+        return writeFailed(output, writer.failure);
+      }
+      try {
+        writer.file.flush();
+      } catch (IOException flushFailure) {
+        return writeFailed(output, flushFailure);
+      }
       err.println("Failed to read the trace back: " + describe(e instanceof ExecutionException ? e.getCause() : e));
       return EXIT_ERROR;
+    } catch (IOException e) {
+      return writeFailed(output, e);
     }
-    err.println("Wrote " + writer.bytesWritten() + " bytes into " + output.name());
+    TraceFileWriter file = writer.file;
+    err.println("Wrote " + file.bytesWritten() + " bytes into " + output.name());
     return EXIT_OK;
+  }
+
+  private int writeFailed(Output output, IOException e) {
+    err.println("Failed to write the trace into " + output.name() + ": " + e.getMessage());
+    return EXIT_ERROR;
+  }
+
+  /** The trace file's writer, remembering a write failure (which ends the read). */
+  private static final class FailureRecordingSink implements org.jperfetto.consumer.TracePacketSink {
+    final TraceFileWriter file;
+    IOException failure;
+
+    FailureRecordingSink(TraceFileWriter file) {
+      this.file = file;
+    }
+
+    @Override
+    public void onPacket(List<com.google.protobuf.ByteString> slices, int size) throws IOException {
+      try {
+        file.onPacket(slices, size);
+      } catch (IOException e) {
+        failure = e;
+        throw e;
+      }
+    }
   }
 
   /** Flush, then stop: what Ctrl-C and --attach --stop do (a failed flush still stops). */
@@ -494,7 +529,9 @@ public final class Jperfetto {
 
     void removeIfEmpty() {
       try {
-        if (path != null && Files.size(path) == 0) {
+        // A regular file only: as root, /dev/full (size 0) would be deleted otherwise.
+        if (path != null && Files.isRegularFile(path, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+            && Files.size(path) == 0) {
           closeQuietly();
           Files.deleteIfExists(path);
         }

@@ -50,8 +50,13 @@ final class SessionReader {
     readInto(s, drain);
     s.bytesWrittenIntoFile = drain.bytesWritten();
     if (drain.stopped()) {
-      LOG.log(System.Logger.Level.INFO, "session {0}: trace file {1} ({2} bytes written)", s.id,
-          drain.failure() != null ? "failed: " + drain.failure() : "full", s.bytesWrittenIntoFile);
+      if (drain.failure() != null) {
+        s.fileWriteError = drain.failure();
+        LOG.log(System.Logger.Level.WARNING, "session " + s.id + ": " + drain.failure());
+      } else {
+        LOG.log(System.Logger.Level.INFO, "session {0}: trace file full ({1} bytes written)", s.id,
+            s.bytesWrittenIntoFile);
+      }
       s.fileSink = null;
       service.disableTracing(s);
     }

@@ -38,7 +38,7 @@ final class TraceFileDrain extends PacketGlue {
       written += size;
     } catch (IOException | RuntimeException e) {
       stopped = true;
-      failure = e.toString();
+      failure = e.getMessage() != null ? e.getMessage() : e.toString();
     }
   }
 

@@ -808,7 +808,7 @@ public final class TracingService {
       s.fileSink = null;
     }
     if (s.consumer != null) {
-      s.consumer.callbacks.onTracingDisabled("");
+      s.consumer.callbacks.onTracingDisabled(s.fileWriteError == null ? "" : s.fileWriteError);
     }
   }
 

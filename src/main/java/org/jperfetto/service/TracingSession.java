@@ -69,6 +69,8 @@ final class TracingSession {
   /** write_into_file: where the buffers drain, how much went there so far. */
   ConsumerEndpoint.TraceFileSink fileSink;
   long bytesWrittenIntoFile;
+  /** Why writing into the trace file failed (the session then ends with this error), or null. */
+  String fileWriteError;
   TaskRunner.Cancellable triggerTimer;
   TaskRunner.Cancellable durationTimer;
   TaskRunner.Cancellable stopTimer;

@@ -178,7 +178,8 @@ public final class InProcessSession implements AutoCloseable {
    * file written to its end (or the buffers read into memory for {@link #readTrace()}). A session
    * never started just ends; calling it again does nothing.
    *
-   * @throws IOException if the service did not answer in time or the read back failed
+   * @throws IOException if the service did not answer in time, the read back failed, or the trace
+   *     file could not be written in full (the message names the file; {@link #error()} has it too)
    */
   public synchronized void stop() throws IOException {
     if (state != State.STARTED) {
@@ -199,6 +200,8 @@ public final class InProcessSession implements AutoCloseable {
       error = end.error();
       if (file == null) {
         trace = read();
+      } else if (!error.isEmpty()) {
+        throw new IOException("the trace file " + file + " is incomplete: " + error);
       }
     } finally {
       consumer.close();

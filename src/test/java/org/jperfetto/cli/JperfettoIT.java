@@ -305,6 +305,29 @@ class JperfettoIT {
   }
 
   @Test
+  void anOutputFileThatCannotBeWrittenExitsOneNamingIt() {
+    assertEquals(1, run("-t", "100ms", "-o", "/dev/full"), err());
+    assertTrue(err().contains("Failed to write the trace into /dev/full: No space left on device"), err());
+    assertFalse(err().contains("Wrote "), err());
+    assertTrue(Files.exists(Path.of("/dev/full")) && !Files.isRegularFile(Path.of("/dev/full")),
+        "an empty output that is not a regular file is never removed");
+  }
+
+  @Test
+  void aWriteIntoFileSessionWhoseFileFailsExitsOne() throws IOException {
+    try (org.jperfetto.service.ipc.ServiceHost jtraced = org.jperfetto.service.ipc.ServiceHost.start(
+        org.jperfetto.service.ipc.ServiceHost.Options.of(dir.resolve("wif-producer.sock").toString(),
+            dir.resolve("wif-consumer.sock").toString()))) {
+      socket = jtraced.consumerSocket();
+      Path cfg = dir.resolve("wif.pbtxt");
+      Files.writeString(cfg, "buffers { size_kb: 1024 }\nduration_ms: 100\nwrite_into_file: true\n"
+          + "data_sources { config { name: \"track_event\" } }\n");
+      assertEquals(1, run("--txt", "-c", cfg.toString(), "-o", "/dev/full"), err());
+      assertTrue(err().contains("Service error: writing the trace file /dev/full failed"), err());
+    }
+  }
+
+  @Test
   void aRefusedCloneExitsNonZero() {
     Path file = dir.resolve("refused.pftrace");
     assertEquals(1, run("--clone", "8", "-o", file.toString()), err());

@@ -125,6 +125,24 @@ class InProcessTracingIT {
   }
 
   @Test
+  void aTraceFileThatCannotBeWrittenFailsStopAndNamesTheFile() throws Exception {
+    Path full = Path.of("/dev/full"); // every write: ENOSPC
+    try (InProcessTracing tracing = start("disk-full")) {
+      InProcessSession s = tracing.newSession(config()).writeTo(full).start();
+      for (int i = 0; i < 50; i++) {
+        te.begin(cat, "lost", "i", i);
+        te.end(cat);
+      }
+      IOException e = assertThrows(IOException.class, s::stop);
+      assertTrue(e.getMessage().contains("/dev/full") && e.getMessage().contains("No space left"),
+          e.getMessage());
+      assertEquals(InProcessSession.State.STOPPED, s.state());
+      assertTrue(s.error().orElseThrow().contains("writing the trace file /dev/full failed"),
+          s.error().toString());
+    }
+  }
+
+  @Test
   void aConfigTheServiceRefusesFailsStart() throws Exception {
     try (InProcessTracing tracing = start("refused")) {
       InProcessSession s = tracing.newSession(TraceConfig.newBuilder()

@@ -20,11 +20,14 @@ public final class FdTraceFileSink implements ConsumerEndpoint.TraceFileSink, Au
   private final FileChannel channel;
   /** A regular file opened for reading too: a clone of its session can copy it. */
   private final boolean readable;
+  /** What the fd pointed at (its /proc/self/fd link), for error messages. */
+  private final String name;
   private long bytesWritten;
 
-  private FdTraceFileSink(FileChannel channel, boolean readable) {
+  private FdTraceFileSink(FileChannel channel, boolean readable, String name) {
     this.channel = channel;
     this.readable = readable;
+    this.name = name;
   }
 
   /**
@@ -34,19 +37,20 @@ public final class FdTraceFileSink implements ConsumerEndpoint.TraceFileSink, Au
    */
   public static FdTraceFileSink adopt(int fd) throws IOException {
     Path path = Path.of("/proc/self/fd/" + fd);
+    String name = nameOf(path, fd);
     try {
       if (java.nio.file.Files.isRegularFile(path)) {
         try {
           // one channel for both; writes start at the end, as appending would
           FileChannel rw = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE);
           rw.position(rw.size());
-          return new FdTraceFileSink(rw, true);
+          return new FdTraceFileSink(rw, true, name);
         } catch (IOException notReadable) {
           // write-only for us: fine for tracing; only a clone of the session cannot copy it
         }
       }
       return new FdTraceFileSink(FileChannel.open(path, StandardOpenOption.WRITE, StandardOpenOption.APPEND),
-          false);
+          false, name);
     } catch (IOException e) {
       throw new IOException("cannot reopen the trace file fd " + fd + " for writing: " + e.getMessage(), e);
     } finally {
@@ -56,8 +60,21 @@ public final class FdTraceFileSink implements ConsumerEndpoint.TraceFileSink, Au
 
   @Override
   public synchronized void write(ByteBuffer data) throws IOException {
-    while (data.hasRemaining()) {
-      bytesWritten += channel.write(data);
+    try {
+      while (data.hasRemaining()) {
+        bytesWritten += channel.write(data);
+      }
+    } catch (IOException e) {
+      throw new IOException("writing the trace file " + name + " failed after " + bytesWritten
+          + " bytes: " + e.getMessage(), e);
+    }
+  }
+
+  private static String nameOf(Path fdLink, int fd) {
+    try {
+      return java.nio.file.Files.readSymbolicLink(fdLink).toString();
+    } catch (IOException | RuntimeException e) {
+      return "(fd " + fd + ")";
     }
   }
 
