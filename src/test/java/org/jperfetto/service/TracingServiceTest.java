@@ -554,15 +554,20 @@ class TracingServiceTest {
 
   @Test
   void offThreadCallsAreRefused() throws Exception {
+    // The outcome is carried back to this thread: an AssertionError thrown on another thread only
+    // reaches its uncaught-exception handler, and the test would pass whatever happened there.
+    java.util.concurrent.CompletableFuture<Throwable> outcome = new java.util.concurrent.CompletableFuture<>();
     Thread t = new Thread(() -> {
       try {
         service.connectConsumer(new TestConsumer(), 1);
-        throw new AssertionError("accepted a call off the service thread");
-      } catch (IllegalStateException expected) {
-        // ok
+        outcome.complete(null);
+      } catch (Throwable e) {
+        outcome.complete(e);
       }
     });
     t.start();
     t.join();
+    Throwable refused = outcome.get();
+    assertTrue(refused instanceof IllegalStateException, "a call off the service thread is refused: " + refused);
   }
 }
