@@ -7,6 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.File;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -14,7 +17,6 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.spi.ToolProvider;
 import org.jperfetto.consumer.TracingConsumer;
-import org.jperfetto.os.UnixSocket;
 import org.jperfetto.testing.ChildJvm;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -45,19 +47,22 @@ class DescriptorExhaustionIT {
         "--producer-socket", p.toString(), "--consumer-socket", c.toString());
     String shell = "ulimit -n " + FD_LIMIT + " && exec " + String.join(" ", java);
     Process daemon = new ProcessBuilder("sh", "-c", shell).redirectError(log.toFile()).start();
-    List<UnixSocket> flood = new ArrayList<>();
+    List<SocketChannel> flood = new ArrayList<>();
     try {
       assertEquals("jtraced: listening on producer=" + p + " consumer=" + c, JtracedIT.readyLine(daemon));
       try (TracingConsumer early = TracingConsumer.connect(c.toString())) {
         assertNotNull(early.queryCapabilities().get(10, TimeUnit.SECONDS));
+        // Non-blocking connects: once jtraced stops accepting, a full backlog would block a
+        // blocking connect for good (and a test timeout cannot interrupt a native call).
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (openFds(daemon) < FD_LIMIT) {
-          flood.add(UnixSocket.connect(p.toString()));
-          if (flood.size() > 2 * FD_LIMIT) {
+          connectNonBlocking(p, flood);
+          if (System.nanoTime() > deadline) {
             throw new AssertionError("jtraced never ran out of descriptors: " + openFds(daemon));
           }
         }
         for (int i = 0; i < 20; i++) { // queued in the backlog: accept has something to fail on
-          flood.add(UnixSocket.connect(p.toString()));
+          connectNonBlocking(p, flood);
         }
         Thread.sleep(300);
         long ticks0 = cpuTicks(daemon);
@@ -74,7 +79,7 @@ class DescriptorExhaustionIT {
       }
       String text = Files.readString(log);
       assertTrue(text.contains("EMFILE"), "the accept failure is logged once: " + text);
-      for (UnixSocket s : flood) {
+      for (SocketChannel s : flood) {
         s.close();
       }
       flood.clear();
@@ -82,13 +87,26 @@ class DescriptorExhaustionIT {
         assertNotNull(late.queryCapabilities().get(10, TimeUnit.SECONDS), "accepting resumed");
       }
     } finally {
-      for (UnixSocket s : flood) {
+      for (SocketChannel s : flood) {
         s.close();
       }
       daemon.destroy();
       if (!daemon.waitFor(20, TimeUnit.SECONDS)) {
         daemon.destroyForcibly();
       }
+    }
+  }
+
+  /** One more connection if the backlog takes it now; a refused one (EAGAIN) is let go. */
+  private static void connectNonBlocking(Path socket, List<SocketChannel> flood) throws Exception {
+    SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX);
+    try {
+      channel.configureBlocking(false);
+      channel.connect(UnixDomainSocketAddress.of(socket));
+      flood.add(channel);
+    } catch (IOException backlogFull) {
+      channel.close();
+      Thread.sleep(5);
     }
   }
 
