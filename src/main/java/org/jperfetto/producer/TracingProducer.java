@@ -102,6 +102,7 @@ public final class TracingProducer implements AutoCloseable {
     });
   }
 
+  /** A builder for a producer that introduces itself to the service as producerName. */
   public static Builder builder(String producerName) {
     return new Builder(producerName);
   }
@@ -185,6 +186,7 @@ public final class TracingProducer implements AutoCloseable {
       return this;
     }
 
+    /** Registers dataSource with the service on every connection (call once per data source). */
     public Builder dataSource(DataSource<?> dataSource) {
       dataSources.add(dataSource);
       return this;
@@ -212,10 +214,12 @@ public final class TracingProducer implements AutoCloseable {
     }
   }
 
+  /** The producer name the service knows this producer by. */
   public String name() {
     return name;
   }
 
+  /** The producer socket this producer connects to (a path, or host:port for TCP). */
   public String socketPath() {
     return socketPath;
   }

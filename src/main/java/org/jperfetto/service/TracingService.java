@@ -182,6 +182,7 @@ public final class TracingService {
     return remoteMachines;
   }
 
+  /** The task runner every call into this service must run on (its service thread). */
   public TaskRunner taskRunner() {
     return runner;
   }
