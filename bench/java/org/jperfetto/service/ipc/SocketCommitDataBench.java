@@ -49,7 +49,8 @@ public class SocketCommitDataBench {
     consumer = TracingConsumer.connect(host.consumerSocket());
     consumer.enableTracing(TraceConfig.newBuilder()
         .addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb(32 * 1024))
-        .addDataSources(TraceConfig.DataSource.newBuilder().setConfig(DataSourceConfig.newBuilder().setName("bench.ds")))
+        .addDataSources(TraceConfig.DataSource.newBuilder()
+            .setConfig(DataSourceConfig.newBuilder().setName("bench.ds")))
         .build());
     writer = producer.startedWriter(1);
   }

@@ -43,7 +43,8 @@ public final class RefProducer implements Subcommand {
 
   @Override
   public String summary() {
-    return "the reference workload as a producer: ref-producer N [counter_every] [wait_start_ms] [shmem_kb] [linger_ms]";
+    return "the reference workload as a producer:"
+        + " ref-producer N [counter_every] [wait_start_ms] [shmem_kb] [linger_ms]";
   }
 
   @Override

@@ -57,8 +57,17 @@ public final class TraceSummary implements Subcommand {
   static Counts count(InputStream in) throws IOException {
     CodedInputStream cis = CodedInputStream.newInstance(in, 1 << 16);
     cis.setSizeLimit(Integer.MAX_VALUE);
-    long packets = 0, begins = 0, ends = 0, instants = 0, counters = 0, afterLoss = 0;
-    long discarded = 0, overwritten = 0, violations = 0, patchesFailed = 0, written = 0;
+    long packets = 0;
+    long begins = 0;
+    long ends = 0;
+    long instants = 0;
+    long counters = 0;
+    long afterLoss = 0;
+    long discarded = 0;
+    long overwritten = 0;
+    long violations = 0;
+    long patchesFailed = 0;
+    long written = 0;
     int outcome = 0;
     while (!cis.isAtEnd()) {
       int tag = cis.readTag();

@@ -31,7 +31,8 @@ import org.jperfetto.protos.IPCFrame;
  * success unset for an unknown name; InvokeMethod runs the handler of (service_id, method_id), and
  * an unknown service or method gets a failed InvokeMethodReply, the connection staying up;
  * SetPeerIdentity is ignored on AF_UNIX (SO_PEERCRED is authoritative) and names a TCP client's
- * pid, uid and machine (see {@link ClientInfo}); any other frame gets a RequestError. An fd received with a request is handed to that request's handler.
+ * pid, uid and machine (see {@link ClientInfo}); any other frame gets a RequestError. An fd
+ * received with a request is handed to that request's handler.
  *
  * <p>Threading: handlers and {@link ServiceListener} callbacks run on the loop thread, one at a time
  * (the service is single-threaded, like upstream's), and must not block. A slow peer never blocks
@@ -350,6 +351,7 @@ public final class IpcHost implements AutoCloseable {
             case FRAME_TOO_LARGE -> framesTooLarge++;
             case MALFORMED_FRAME -> malformedFrames++;
             case CLOSED -> { } // dropped while handling a frame; already counted
+            default -> throw new IllegalStateException("unknown frame failure kind " + failure.kind());
           }
           drop(failure.message(), true);
           return;

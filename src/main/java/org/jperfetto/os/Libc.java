@@ -81,13 +81,19 @@ final class Libc {
   // --- struct layouts (LP64) ------------------------------------------------------------------
   /** struct msghdr: name@0 namelen@8 iov@16 iovlen@24 control@32 controllen@40 flags@48. */
   static final long MSGHDR_BYTES = 56;
-  static final long MSG_NAME = 0, MSG_NAMELEN = 8, MSG_IOV = 16, MSG_IOVLEN = 24;
-  static final long MSG_CONTROL = 32, MSG_CONTROLLEN = 40, MSG_FLAGS = 48;
+  static final long MSG_NAME = 0;
+  static final long MSG_NAMELEN = 8;
+  static final long MSG_IOV = 16;
+  static final long MSG_IOVLEN = 24;
+  static final long MSG_CONTROL = 32;
+  static final long MSG_CONTROLLEN = 40;
+  static final long MSG_FLAGS = 48;
   /** struct iovec: base@0 len@8. */
   static final long IOVEC_BYTES = 16;
   /** struct cmsghdr: len(size_t)@0 level@8 type@12, data from 16. */
   static final long CMSG_HEADER_BYTES = 16;
-  static final long CMSG_LEVEL = 8, CMSG_TYPE = 12;
+  static final long CMSG_LEVEL = 8;
+  static final long CMSG_TYPE = 12;
   /** struct sockaddr_un: family(u16)@0, path[108]@2. */
   static final int SUN_PATH_BYTES = 108;
   static final long SOCKADDR_UN_BYTES = 2 + SUN_PATH_BYTES;

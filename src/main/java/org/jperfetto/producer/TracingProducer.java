@@ -583,7 +583,8 @@ public final class TracingProducer implements AutoCloseable {
       a.start(c.arbiter);
     }
     if (a.dataSource.descriptor().getWillNotifyOnStart()) {
-      c.invokeNoReply("NotifyDataSourceStarted", NotifyDataSourceStartedRequest.newBuilder().setDataSourceId(id).build());
+      c.invokeNoReply("NotifyDataSourceStarted",
+          NotifyDataSourceStartedRequest.newBuilder().setDataSourceId(id).build());
     }
   }
 

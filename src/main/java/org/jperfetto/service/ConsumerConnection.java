@@ -48,7 +48,8 @@ final class ConsumerConnection implements ConsumerEndpoint {
   @Override
   public String changeTraceConfig(TraceConfig config) {
     service.checkThread();
-    return session == null ? "no tracing session to change" : service.sessionRequests().changeTraceConfig(session, config);
+    return session == null
+        ? "no tracing session to change" : service.sessionRequests().changeTraceConfig(session, config);
   }
 
   @Override

@@ -92,6 +92,7 @@ final class PacketValidator {
             skip = value;
             state = State.PREAMBLE;
           }
+          default -> throw new IllegalStateException("unknown validator state " + state);
         }
       }
     }

@@ -220,7 +220,8 @@ final class ProducerConnection implements ProducerEndpoint {
     }
     MemorySegment seg = MemorySegment.ofArray(data);
     int chunkId = seg.get(ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN), 0);
-    int writerId = Short.toUnsignedInt(seg.get(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN), 4));
+    int writerId = Short.toUnsignedInt(
+        seg.get(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN), 4));
     short packets = seg.get(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN), 6);
     if (writerId == 0 || writerId > ChunkHeader.MAX_WRITER_ID) {
       violation("inline chunk with bad writer id: writer=" + writerId);

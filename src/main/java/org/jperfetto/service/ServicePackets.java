@@ -2,22 +2,14 @@ package org.jperfetto.service;
 
 import com.google.protobuf.ByteString;
 import com.google.protobuf.Descriptors.FieldDescriptor;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.time.ZoneId;
-import java.time.ZonedDateTime;
 import java.util.List;
 import org.jperfetto.abi.BuildVersion;
 import org.jperfetto.protos.ClockSnapshot;
-import org.jperfetto.protos.SystemInfo;
 import org.jperfetto.protos.TraceConfig;
 import org.jperfetto.protos.TracePacket;
 import org.jperfetto.protos.TraceStats;
 import org.jperfetto.protos.TraceUuid;
 import org.jperfetto.protos.TracingServiceEvent;
-import org.jperfetto.protos.Utsname;
 
 /**
  * The packets the service itself writes into a trace, each on the service's sequence

@@ -44,7 +44,8 @@ public final class InProcessSession implements AutoCloseable {
   /** The service's flush and data source stop timeout when the config sets none. */
   static final long DEFAULT_TIMEOUT_MS = 5_000;
   /** What the SDK sends when its session is stopped (upstream's consumer SDK initiator). */
-  static final FlushFlags SDK_TRACE_STOP = FlushFlags.of(FlushFlags.Initiator.CONSUMER_SDK, FlushFlags.Reason.TRACE_STOP);
+  static final FlushFlags SDK_TRACE_STOP =
+      FlushFlags.of(FlushFlags.Initiator.CONSUMER_SDK, FlushFlags.Reason.TRACE_STOP);
   static final FlushFlags SDK_EXPLICIT = FlushFlags.of(FlushFlags.Initiator.CONSUMER_SDK, FlushFlags.Reason.EXPLICIT);
 
   /** Where a session is in its life. */
@@ -249,7 +250,8 @@ public final class InProcessSession implements AutoCloseable {
   }
 
   private Duration stopTimeout() {
-    long flush = config.getFlushTimeoutMs() != 0 ? Integer.toUnsignedLong(config.getFlushTimeoutMs()) : DEFAULT_TIMEOUT_MS;
+    long flush = config.getFlushTimeoutMs() != 0
+        ? Integer.toUnsignedLong(config.getFlushTimeoutMs()) : DEFAULT_TIMEOUT_MS;
     long stop = config.getDataSourceStopTimeoutMs() != 0
         ? Integer.toUnsignedLong(config.getDataSourceStopTimeoutMs()) : DEFAULT_TIMEOUT_MS;
     return Duration.ofMillis(flush + stop).plus(STOP_SLACK);

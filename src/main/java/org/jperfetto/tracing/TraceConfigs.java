@@ -103,7 +103,8 @@ public final class TraceConfigs {
      */
     public Builder trackEvent(String... enabledCategories) {
       if (enabledCategories.length == 0) {
-        throw new IllegalArgumentException("trackEvent(...) needs at least one category; trackEvent() takes the defaults");
+        throw new IllegalArgumentException(
+            "trackEvent(...) needs at least one category; trackEvent() takes the defaults");
       }
       List<String> list = new ArrayList<>();
       for (String c : enabledCategories) {

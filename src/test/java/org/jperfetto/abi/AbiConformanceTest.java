@@ -157,7 +157,8 @@ class AbiConformanceTest {
       assertThrows(IllegalArgumentException.class, () -> new SharedMemoryAbi(smb.asSlice(8), 4096));
       assertThrows(IllegalArgumentException.class, () -> new SharedMemoryAbi(smb.asSlice(0, 4096 + 4), 4096));
       assertThrows(IllegalArgumentException.class, () -> new SharedMemoryAbi(smb, 8192));
-      assertThrows(IllegalArgumentException.class, () -> new SharedMemoryAbi(MemorySegment.ofArray(new byte[4096]), 4096));
+      assertThrows(IllegalArgumentException.class,
+          () -> new SharedMemoryAbi(MemorySegment.ofArray(new byte[4096]), 4096));
       assertEquals(3, new SharedMemoryAbi(smb, 4096).numPages());
     }
   }

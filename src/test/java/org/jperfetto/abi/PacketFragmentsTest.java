@@ -24,11 +24,14 @@ class PacketFragmentsTest {
   void redundantVarintIsAlwaysFourBytes() {
     MemorySegment s = MemorySegment.ofArray(new byte[8]);
     PacketFragments.writeRedundantSize(s, 2, 0);
-    assertArrayEquals(new byte[] {0, 0, (byte) 0x80, (byte) 0x80, (byte) 0x80, 0, 0, 0}, s.toArray(ValueLayout.JAVA_BYTE));
+    assertArrayEquals(new byte[] {0, 0, (byte) 0x80, (byte) 0x80, (byte) 0x80, 0, 0, 0},
+        s.toArray(ValueLayout.JAVA_BYTE));
     PacketFragments.writeRedundantSize(s, 0, 300);
-    assertArrayEquals(new byte[] {(byte) 0xAC, (byte) 0x82, (byte) 0x80, 0}, s.asSlice(0, 4).toArray(ValueLayout.JAVA_BYTE));
+    assertArrayEquals(new byte[] {(byte) 0xAC, (byte) 0x82, (byte) 0x80, 0},
+        s.asSlice(0, 4).toArray(ValueLayout.JAVA_BYTE));
     PacketFragments.writeRedundantSize(s, 0, PacketFragments.DROP_PACKET_MARKER);
-    assertArrayEquals(new byte[] {(byte) 0xFF, (byte) 0xFF, (byte) 0xFF, 0x7F}, s.asSlice(0, 4).toArray(ValueLayout.JAVA_BYTE));
+    assertArrayEquals(new byte[] {(byte) 0xFF, (byte) 0xFF, (byte) 0xFF, 0x7F},
+        s.asSlice(0, 4).toArray(ValueLayout.JAVA_BYTE));
     assertThrows(IllegalArgumentException.class, () -> PacketFragments.writeRedundantSize(s, 0, 1 << 28));
     assertThrows(IllegalArgumentException.class, () -> PacketFragments.writeRedundantSize(s, 0, -1));
   }
@@ -42,7 +45,8 @@ class PacketFragmentsTest {
       assertEquals(v, PacketFragments.size(d));
       assertEquals(4, PacketFragments.headerBytes(d));
     }
-    byte[][] minimal = {{5}, {(byte) 0x80, 1}, {(byte) 0xFF, (byte) 0xFF, 0x7F}, {(byte) 0x81, (byte) 0x80, (byte) 0x80, 0}};
+    byte[][] minimal = {
+        {5}, {(byte) 0x80, 1}, {(byte) 0xFF, (byte) 0xFF, 0x7F}, {(byte) 0x81, (byte) 0x80, (byte) 0x80, 0}};
     int[] values = {5, 128, 2_097_151, 1};
     for (int i = 0; i < minimal.length; i++) {
       long d = PacketFragments.decodeSize(MemorySegment.ofArray(minimal[i]), 0, minimal[i].length);

@@ -106,7 +106,8 @@ class SharedMemoryAbiTest {
     assertTrue(abi.tryPartitionPage(0, PageLayout.DIV1));
     long w = abi.tryAcquireChunkForWriting(0, 0, 1, 1, (short) 0);
     // a hostile peer rewrites the page header to another layout
-    PageHeader.HEADER_BITMAP.setVolatile(abi.segment(), 0L, PageHeader.withChunkState(PageHeader.partitioned(PageLayout.DIV2), 0, 1));
+    PageHeader.HEADER_BITMAP.setVolatile(abi.segment(), 0L,
+        PageHeader.withChunkState(PageHeader.partitioned(PageLayout.DIV2), 0, 1));
     assertEquals(SharedMemoryAbi.INVALID_PAGE, abi.releaseChunkAsComplete(w));
     PageHeader.HEADER_BITMAP.setVolatile(abi.segment(), 0L, 6 << 28 | 1);
     assertEquals(SharedMemoryAbi.INVALID_PAGE, abi.releaseChunkAsComplete(w));

@@ -3,7 +3,6 @@ package org.jperfetto.abi;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -100,7 +99,8 @@ class SmbConcurrencyIT {
               long check = serviceView.get(ValueLayout.JAVA_LONG_UNALIGNED, pos + 8);
               assertEquals(mix(w, id), check, "payload of writer " + w + " chunk " + id);
               assertEquals(~check, serviceView.get(ValueLayout.JAVA_LONG_UNALIGNED, pos + 16));
-              assertTrue(id >= 0 && id < chunksPerWriter && !seen[w].get(id), "duplicate or bogus chunk " + w + "/" + id);
+              assertTrue(id >= 0 && id < chunksPerWriter && !seen[w].get(id),
+                  "duplicate or bogus chunk " + w + "/" + id);
               seen[w].set(id);
               readSum += check;
               assertEquals(ChunkReadResult.OK, reader.releaseAsFree());

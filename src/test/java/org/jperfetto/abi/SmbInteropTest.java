@@ -32,8 +32,10 @@ class SmbInteropTest {
 
   static List<Arguments> captures() {
     return List.of(
-        Arguments.of(new Capture("smb_v58_full.bin", 61, 124, 61, 16610, 16520, 90, 36, 44, 36, 16564, 7847, 7557, 15434)),
-        Arguments.of(new Capture("smb_v14_full.bin", 307, 370, 51, 9388, 0, 9388, 22, 42, 22, 9344, 4429, 21662, 26110)));
+        Arguments.of(new Capture("smb_v58_full.bin",
+            61, 124, 61, 16610, 16520, 90, 36, 44, 36, 16564, 7847, 7557, 15434)),
+        Arguments.of(new Capture("smb_v14_full.bin",
+            307, 370, 51, 9388, 0, 9388, 22, 42, 22, 9344, 4429, 21662, 26110)));
   }
 
   @ParameterizedTest

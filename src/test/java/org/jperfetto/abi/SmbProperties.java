@@ -31,7 +31,8 @@ import net.jqwik.api.constraints.Size;
 
 /** The four properties of issue 3. Each has a short default run; the long ones are tagged stress. */
 class SmbProperties {
-  private static final PageLayout[] DIVS = {PageLayout.DIV1, PageLayout.DIV2, PageLayout.DIV4, PageLayout.DIV7, PageLayout.DIV14};
+  private static final PageLayout[] DIVS = {
+      PageLayout.DIV1, PageLayout.DIV2, PageLayout.DIV4, PageLayout.DIV7, PageLayout.DIV14};
 
   // (1) Geometry ----------------------------------------------------------------------------------
 
@@ -152,7 +153,8 @@ class SmbProperties {
           }
           default -> { // forbidden: complete a chunk being read
             if (!reading.isEmpty()) {
-              assertEquals(SharedMemoryAbi.INVALID_PAGE, abi.releaseChunkAsComplete(reading.get(op.arg() % reading.size())));
+              assertEquals(SharedMemoryAbi.INVALID_PAGE,
+                  abi.releaseChunkAsComplete(reading.get(op.arg() % reading.size())));
             }
           }
         }
@@ -304,7 +306,8 @@ class SmbProperties {
       if (bias == 2) {
         for (int p = 0; p < 2; p++) {
           PageLayout layout = DIVS[rnd.nextInt(DIVS.length)];
-          smb.set(ValueLayout.JAVA_INT, (long) p * pageSize, PageHeader.partitioned(layout) | PageHeader.ALL_CHUNKS_COMPLETE);
+          smb.set(ValueLayout.JAVA_INT, (long) p * pageSize,
+              PageHeader.partitioned(layout) | PageHeader.ALL_CHUNKS_COMPLETE);
           for (int c = 0; c < layout.numChunks(); c++) {
             long writerId = (long) p * pageSize + layout.chunkOffsetInPage(pageSize, c) + ChunkHeader.WRITER_ID_OFFSET;
             smb.set(ValueLayout.JAVA_SHORT, writerId, (short) (1 + rnd.nextInt(ChunkHeader.MAX_WRITER_ID)));

@@ -158,8 +158,9 @@ class AgentIT {
   private static Captured attach(String... args) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ByteArrayOutputStream err = new ByteArrayOutputStream();
-    CliContext ctx = new CliContext(new ByteArrayInputStream(new byte[0]), new PrintStream(out, true, StandardCharsets.UTF_8),
-        new PrintStream(err, true, StandardCharsets.UTF_8), System.getenv(), false);
+    CliContext ctx = new CliContext(new ByteArrayInputStream(new byte[0]),
+        new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
+        System.getenv(), false);
     int code = new org.jperfetto.cli.AttachCommand().run(args, ctx);
     return new Captured(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
   }

@@ -89,7 +89,8 @@ class JperfettoIT {
     DataSourceConfig trackEvent = config.getDataSources(0).getConfig();
     assertEquals(List.of("app", "gc"), trackEvent.getTrackEventConfig().getEnabledCategoriesList());
     assertEquals(List.of("*"), trackEvent.getTrackEventConfig().getDisabledCategoriesList());
-    assertEquals(List.of("sched/sched_switch"), config.getDataSources(1).getConfig().getFtraceConfig().getFtraceEventsList());
+    assertEquals(List.of("sched/sched_switch"),
+        config.getDataSources(1).getConfig().getFtraceConfig().getFtraceEventsList());
   }
 
   @Test
@@ -125,7 +126,8 @@ class JperfettoIT {
 
   @Test
   void textConfigErrorReportsLineAndColumn() throws IOException {
-    Path cfg = Files.writeString(dir.resolve("cfg.pbtxt"), "duration_ms: 100\nbuffers {\n  size_kb: 1024\n  bogus: 3\n}\n");
+    Path cfg = Files.writeString(dir.resolve("cfg.pbtxt"),
+        "duration_ms: 100\nbuffers {\n  size_kb: 1024\n  bogus: 3\n}\n");
     assertEquals(1, run("-c", cfg.toString(), "--txt", "-o", dir.resolve("x").toString()));
     assertTrue(err().contains(cfg + ":4:3: error: "), err());
     assertTrue(err().contains("bogus"), err());
@@ -206,7 +208,8 @@ class JperfettoIT {
     assertTrue(table.contains("PRODUCER PROCESSES CONNECTED"), table);
     assertTrue(table.matches("(?s).*\\n1\\s+4242\\s+1000\\s+demo_app\\s+jperfetto-test\\n.*"), table);
     assertTrue(table.matches("(?s).*\\ntrack_event\\s+demo_app \\(1\\)\\s+app,gc\\n.*"), table);
-    assertTrue(table.matches("(?s).*\\n7\\s+1000\\s+STARTED\\s+\\(1\\) 4096\\s+10\\s+1\\s+\\d\\d:\\d\\d:\\d\\d fake_session\\n.*"), table);
+    assertTrue(table.matches(
+        "(?s).*\\n7\\s+1000\\s+STARTED\\s+\\(1\\) 4096\\s+10\\s+1\\s+\\d\\d:\\d\\d:\\d\\d fake_session\\n.*"), table);
     assertEquals(0, run("--query-raw"), err());
     TracingServiceState state = TracingServiceState.parseFrom(out.toByteArray());
     assertEquals("demo_app", state.getProducers(0).getName());

@@ -60,8 +60,8 @@ class JtracedArgsTest {
 
   @Test
   void relayFlags() {
-    Jtraced.Args host = Jtraced.parse(new String[] {"--producer-socket", "/p,0.0.0.0:20000", "--enable-relay-endpoint-on",
-        "0.0.0.0:20000"}, null);
+    Jtraced.Args host = Jtraced.parse(new String[] {"--producer-socket", "/p,0.0.0.0:20000",
+        "--enable-relay-endpoint-on", "0.0.0.0:20000"}, null);
     assertEquals(java.util.Set.of("0.0.0.0:20000"), host.relayEndpoints());
     assertEquals(null, host.relayTo());
     assertEquals(java.util.Set.of("/p", "0.0.0.0:20000"),

@@ -43,7 +43,8 @@ class IpcCrossProcessIT {
 
   static List<String> lines(Process process) throws IOException {
     List<String> lines = new ArrayList<>();
-    try (BufferedReader reader = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+    try (BufferedReader reader =
+        new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
       for (String line; (line = reader.readLine()) != null; ) {
         lines.add(line);
       }

@@ -355,7 +355,8 @@ class IpcIT {
       jul.removeHandler(capture);
     }
     // 100 bad requests from one uid, over two connections: one line, no stack trace.
-    assertEquals(1, records.size(), () -> records.stream().map(java.util.logging.LogRecord::getMessage).toList().toString());
+    assertEquals(1, records.size(),
+        () -> records.stream().map(java.util.logging.LogRecord::getMessage).toList().toString());
     java.util.logging.LogRecord line = records.getFirst();
     assertEquals(null, line.getThrown());
     assertTrue(line.getMessage().contains("undecodable arguments to Greeter.Decode"), line.getMessage());

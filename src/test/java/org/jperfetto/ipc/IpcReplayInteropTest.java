@@ -202,7 +202,8 @@ class IpcReplayInteropTest {
   record Record(boolean sent, byte[] bytes, boolean withFd) {}
 
   private static final Pattern RECORD = Pattern.compile(
-      "\"fd\": (\\d+), \"dir\": \"(send|recv)\", \"len\": \\d+, \"hex\": \"([0-9a-f]*)\", \"scm_rights\": (null|\\[[^]]*])");
+      "\"fd\": (\\d+), \"dir\": \"(send|recv)\", \"len\": \\d+, \"hex\": \"([0-9a-f]*)\","
+          + " \"scm_rights\": (null|\\[[^]]*])");
 
   static List<Record> records(Capture capture) throws IOException {
     List<Record> records = new ArrayList<>();

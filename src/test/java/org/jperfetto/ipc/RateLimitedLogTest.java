@@ -18,7 +18,9 @@ class RateLimitedLogTest {
     @Override public String getName() { return "test"; }
     @Override public boolean isLoggable(Level level) { return true; }
     @Override public void log(Level level, ResourceBundle bundle, String msg, Throwable thrown) { lines.add(msg); }
-    @Override public void log(Level level, ResourceBundle bundle, String format, Object... params) { lines.add(format); }
+    @Override public void log(Level level, ResourceBundle bundle, String format, Object... params) {
+      lines.add(format);
+    }
     @Override public void log(Level level, Supplier<String> msgSupplier) { lines.add(msgSupplier.get()); }
   }
 

@@ -87,12 +87,22 @@ class RawPathTest {
         byte[] args = new byte[rnd.nextInt(40)];
         rnd.nextBytes(args);
         IPCFrame.InvokeMethod.Builder invoke = IPCFrame.InvokeMethod.newBuilder();
-        if (rnd.nextInt(8) > 0) invoke.setServiceId(rnd.nextInt(5));
-        if (rnd.nextInt(8) > 0) invoke.setMethodId(rnd.nextInt(20));
-        if (rnd.nextBoolean()) invoke.setArgsProto(ByteString.copyFrom(args));
-        if (rnd.nextBoolean()) invoke.setDropReply(rnd.nextBoolean());
+        if (rnd.nextInt(8) > 0) {
+          invoke.setServiceId(rnd.nextInt(5));
+        }
+        if (rnd.nextInt(8) > 0) {
+          invoke.setMethodId(rnd.nextInt(20));
+        }
+        if (rnd.nextBoolean()) {
+          invoke.setArgsProto(ByteString.copyFrom(args));
+        }
+        if (rnd.nextBoolean()) {
+          invoke.setDropReply(rnd.nextBoolean());
+        }
         IPCFrame.Builder frame = IPCFrame.newBuilder().setMsgInvokeMethod(invoke);
-        if (rnd.nextInt(8) > 0) frame.setRequestId(rnd.nextLong());
+        if (rnd.nextInt(8) > 0) {
+          frame.setRequestId(rnd.nextLong());
+        }
         byte[] bytes = frame.build().toByteArray();
         MemorySegment seg = arena.allocate(bytes.length + 8);
         MemorySegment.copy(bytes, 0, seg, ValueLayout.JAVA_BYTE, 4, bytes.length);

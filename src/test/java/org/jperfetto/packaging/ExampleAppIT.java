@@ -101,7 +101,8 @@ class ExampleAppIT {
   @Test
   void runsOnTheClassPath() throws Exception {
     runAndCheck("class-path", java("--enable-native-access=ALL-UNNAMED",
-        "-cp", app.resolve("target/hello-trace.jar") + File.pathSeparator + app.resolve("target/lib") + File.separator + "*",
+        "-cp",
+        app.resolve("target/hello-trace.jar") + File.pathSeparator + app.resolve("target/lib") + File.separator + "*",
         MAIN));
   }
 
@@ -155,7 +156,8 @@ class ExampleAppIT {
 
   private record Result(int exit, String output) {}
 
-  private static Result run(Path dir, List<String> command, long timeoutSeconds) throws IOException, InterruptedException {
+  private static Result run(Path dir, List<String> command, long timeoutSeconds)
+      throws IOException, InterruptedException {
     ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true);
     Map<String, String> env = pb.environment();
     env.keySet().removeIf(k -> k.startsWith("MAVEN_") && !k.equals("MAVEN_OPTS"));

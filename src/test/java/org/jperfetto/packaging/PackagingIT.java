@@ -57,12 +57,14 @@ class PackagingIT {
       assertTrue(args.contains(option), () -> option + " missing from " + TestImage.JLINK_ARGS + ": " + args);
     }
     assertEquals("org.jperfetto", args.get(args.indexOf("--add-modules") + 1), args::toString);
-    assertTrue(args.stream().anyMatch(a -> a.matches("--compress=zip-[0-9]")), () -> "JDK 21+ --compress syntax: " + args);
+    assertTrue(args.stream().anyMatch(a -> a.matches("--compress=zip-[0-9]")),
+        () -> "JDK 21+ --compress syntax: " + args);
   }
 
   @Test
   void protobufDescriptorIsNamedAndExportsEveryPackageOfTheJar() throws Exception {
-    ModuleDescriptor d = ModuleFinder.of(work.resolve("modules/protobuf-java.jar")).findAll().iterator().next().descriptor();
+    ModuleDescriptor d = ModuleFinder.of(work.resolve("modules/protobuf-java.jar")).findAll().iterator().next()
+        .descriptor();
     assertEquals("com.google.protobuf", d.name());
     assertFalse(d.isAutomatic(), "jlink needs a real descriptor, not the Automatic-Module-Name");
     Set<String> classPackages = new TreeSet<>();
@@ -71,18 +73,22 @@ class PackagingIT {
           .filter(n -> n.endsWith(".class") && !n.startsWith("META-INF/") && n.contains("/"))
           .forEach(n -> classPackages.add(n.substring(0, n.lastIndexOf('/')).replace('/', '.')));
     }
-    Set<String> exported = d.exports().stream().map(ModuleDescriptor.Exports::source).collect(Collectors.toCollection(TreeSet::new));
-    assertEquals(classPackages, exported, "a protobuf-java upgrade added or dropped a package: update " + TestImage.PROTOBUF_MODULE_INFO);
+    Set<String> exported = d.exports().stream().map(ModuleDescriptor.Exports::source)
+        .collect(Collectors.toCollection(TreeSet::new));
+    assertEquals(classPackages, exported,
+        "a protobuf-java upgrade added or dropped a package: update " + TestImage.PROTOBUF_MODULE_INFO);
   }
 
   @Test
   void imageHoldsOurModuleProtobufAndOnlyTheJdkModulesTheyNeed() throws Exception {
     Result r = run(Map.of(), image.resolve("bin/java").toString(), "--list-modules");
     assertEquals(0, r.exit(), r::toString);
-    Set<String> names = r.stdout().lines().map(l -> l.replaceFirst("@.*", "")).collect(Collectors.toCollection(TreeSet::new));
-    // jdk.attach (and its jdk.internal.jvmstat): `jperfetto attach`; java.instrument and ASM are the agent's, outside the image.
-    assertEquals(new TreeSet<>(Set.of("com.google.protobuf", "java.base", "java.logging", "jdk.attach", "jdk.internal.jvmstat", "jdk.jfr",
-        "jdk.unsupported", "org.jperfetto")),
+    Set<String> names = r.stdout().lines().map(l -> l.replaceFirst("@.*", ""))
+        .collect(Collectors.toCollection(TreeSet::new));
+    // jdk.attach (and its jdk.internal.jvmstat): `jperfetto attach`; java.instrument and ASM are the agent's,
+    // outside the image.
+    assertEquals(new TreeSet<>(Set.of("com.google.protobuf", "java.base", "java.logging", "jdk.attach",
+        "jdk.internal.jvmstat", "jdk.jfr", "jdk.unsupported", "org.jperfetto")),
         names, r::toString);
     assertFalse(Files.exists(image.resolve("include")), "--no-header-files: include/ must be absent");
     assertFalse(Files.exists(image.resolve("man")), "--no-man-pages: man/ must be absent");
@@ -161,7 +167,8 @@ class PackagingIT {
   @Tag("stress")
   void trainedArchiveIsPickedUpByTheLauncher() throws Exception {
     assumeTrue(Runtime.version().feature() >= 25,
-        "AOT caches need a 25+ runtime; on " + Runtime.version() + " train-cds.sh makes a dynamic AppCDS archive instead, not checked here");
+        "AOT caches need a 25+ runtime; on " + Runtime.version()
+            + " train-cds.sh makes a dynamic AppCDS archive instead, not checked here");
     Result train = run(Map.of(), "sh", "scripts/train-cds.sh", image.toString(), "demo --listen");
     assertEquals(0, train.exit(), train::toString);
     assertTrue(Files.isRegularFile(image.resolve("lib/demo.aot")), train::toString);
@@ -193,7 +200,8 @@ class PackagingIT {
     ProcessBuilder pb = new ProcessBuilder(image.resolve("bin/jtraced").toString());
     pb.environment().putAll(env);
     Process jtraced = pb.redirectErrorStream(true).start();
-    try (BufferedReader out = new BufferedReader(new InputStreamReader(jtraced.getInputStream(), StandardCharsets.UTF_8))) {
+    try (BufferedReader out =
+        new BufferedReader(new InputStreamReader(jtraced.getInputStream(), StandardCharsets.UTF_8))) {
       String line;
       while ((line = out.readLine()) != null && !line.startsWith("jtraced: listening on ")) {
         assertFalse(line.contains("WARNING"), line);

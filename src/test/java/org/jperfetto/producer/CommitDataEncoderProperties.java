@@ -62,8 +62,8 @@ class CommitDataEncoderProperties {
       assertEquals(b.moveChunk[i], req.getChunksToMove(i).getChunk());
       assertEquals(b.moveTargetBuffer[i], req.getChunksToMove(i).getTargetBuffer());
     }
-    assertEquals(b.patches, req.getChunksToPatchList().stream().mapToInt(CommitDataRequest.ChunkToPatch::getPatchesCount)
-        .sum());
+    assertEquals(b.patches, req.getChunksToPatchList().stream()
+        .mapToInt(CommitDataRequest.ChunkToPatch::getPatchesCount).sum());
     assertEquals(b.flushRequestId, req.getFlushRequestId());
   }
 

@@ -161,7 +161,8 @@ final class FakeProducerHost implements AutoCloseable {
   }
 
   void clearIncrementalState(long... ids) {
-    GetAsyncCommandResponse.ClearIncrementalState.Builder c = GetAsyncCommandResponse.ClearIncrementalState.newBuilder();
+    GetAsyncCommandResponse.ClearIncrementalState.Builder c =
+        GetAsyncCommandResponse.ClearIncrementalState.newBuilder();
     for (long id : ids) {
       c.addDataSourceIds(id);
     }

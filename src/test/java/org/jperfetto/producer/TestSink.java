@@ -61,6 +61,7 @@ final class TestSink implements SharedMemoryArbiter.CommitSink, AutoCloseable {
       case SYNC -> drain();
       case ASYNC -> wake.release();
       case LAZY -> { }
+      default -> throw new IllegalStateException("unknown sink mode " + mode);
     }
   }
 

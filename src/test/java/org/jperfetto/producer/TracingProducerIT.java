@@ -343,7 +343,8 @@ class TracingProducerIT {
     jul.addHandler(handler);
     try (TracingProducer producer = producer(dataSource(new Recorder(), BufferExhaustedPolicy.STALL))) {
       Supplier<List<String>> unanswered = () -> records.stream()
-          .filter(r -> r.getLevel() == java.util.logging.Level.INFO && r.getMessage().contains("no tracing service answers"))
+          .filter(r -> r.getLevel() == java.util.logging.Level.INFO
+              && r.getMessage().contains("no tracing service answers"))
           .map(LogRecord::getMessage).toList();
       LongSupplier retries = () -> records.stream()
           .filter(r -> r.getMessage().contains("cannot connect")).count();

@@ -81,6 +81,7 @@ class WriterFlushProperties {
               roundStart = open ? begun - 1 : begun;
             }
           }
+          default -> throw new IllegalStateException("unknown op kind " + op.kind());
         }
         if (round != null && round.poll()) {
           if (barrier) {

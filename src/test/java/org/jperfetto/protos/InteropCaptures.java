@@ -147,7 +147,8 @@ final class InteropCaptures {
         assertTrue(bytes.length == Integer.parseInt(m.group(3)), c + ": io record length disagrees: " + line);
         String fds = m.group(5);
         List<Integer> scm = fds.equals("null") || fds.equals("[]") ? List.of()
-            : Arrays.stream(fds.substring(1, fds.length() - 1).split(",")).map(String::trim).map(Integer::valueOf).toList();
+            : Arrays.stream(fds.substring(1, fds.length() - 1).split(",")).map(String::trim).map(Integer::valueOf)
+                .toList();
         records.add(new IoRecord(offset, bytes, scm));
         offset += bytes.length;
       }

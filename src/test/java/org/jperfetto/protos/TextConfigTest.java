@@ -87,7 +87,8 @@ class TextConfigTest {
   @Test
   void richConfigParsesIntoTheNamedFields() throws Exception {
     TraceConfig config = parse(RICH);
-    assertEquals(List.of(65536, 4096), config.getBuffersList().stream().map(TraceConfig.BufferConfig::getSizeKb).toList());
+    assertEquals(List.of(65536, 4096),
+        config.getBuffersList().stream().map(TraceConfig.BufferConfig::getSizeKb).toList());
     assertEquals(TraceConfig.BufferConfig.FillPolicy.RING_BUFFER, config.getBuffers(0).getFillPolicy());
 
     FtraceConfig ftrace = config.getDataSources(0).getConfig().getFtraceConfig();
@@ -155,7 +156,8 @@ class TextConfigTest {
     assertEquals(List.of(500L), trigger.getField(3).getVarintList(), "stop_delay_ms = 3");
 
     UnknownFieldSet incremental = UnknownFieldSet.parseFrom(wire.getField(21).getLengthDelimitedList().get(0));
-    assertEquals(List.of(2000L), incremental.getField(1).getVarintList(), "incremental_state_config = 21 {clear_period_ms = 1}");
+    assertEquals(List.of(2000L), incremental.getField(1).getVarintList(),
+        "incremental_state_config = 21 {clear_period_ms = 1}");
 
     UnknownFieldSet source = UnknownFieldSet.parseFrom(wire.getField(2).getLengthDelimitedList().get(2));
     UnknownFieldSet dsConfig = UnknownFieldSet.parseFrom(source.getField(1).getLengthDelimitedList().get(0));

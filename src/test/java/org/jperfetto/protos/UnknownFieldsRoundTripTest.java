@@ -125,7 +125,8 @@ class UnknownFieldsRoundTripTest {
     EnableTracingRequest parsed = EnableTracingRequest.parseFrom(request);
     assertEquals(4096, parsed.getTraceConfig().getBuffers(0).getSizeKb());
     assertEquals("track_event", parsed.getTraceConfig().getDataSources(0).getConfig().getName());
-    assertEquals(4, ProtoAssertions.unknownFields(parsed).size(), () -> ProtoAssertions.unknownFields(parsed).toString());
+    assertEquals(4, ProtoAssertions.unknownFields(parsed).size(),
+        () -> ProtoAssertions.unknownFields(parsed).toString());
     assertEquals(request, parsed.toByteString());
     // The service copies the consumer's config into the trace_config packet: the future fields go along.
     TracePacket packet = TracePacket.newBuilder().setTraceConfig(parsed.getTraceConfig()).build();

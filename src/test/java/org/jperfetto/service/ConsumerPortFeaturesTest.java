@@ -13,7 +13,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.zip.Inflater;
 import org.jperfetto.abi.PageLayout;
-import org.jperfetto.protos.DataSourceConfig;
 import org.jperfetto.protos.DataSourceDescriptor;
 import org.jperfetto.protos.ObservableEvents;
 import org.jperfetto.protos.Trace;
@@ -326,11 +325,13 @@ class ConsumerPortFeaturesTest {
     TraceConfig.DataSource ds = ok.getDataSources(0);
     List<TraceConfig> bad = List.of(
         ok.toBuilder().setBuffers(0, ok.getBuffers(0).toBuilder().setSizeKb(0)).build(),
-        ok.toBuilder().setDataSources(0, ds.toBuilder().setConfig(ds.getConfig().toBuilder().setTargetBuffer(1))).build(),
+        ok.toBuilder().setDataSources(0, ds.toBuilder().setConfig(ds.getConfig().toBuilder().setTargetBuffer(1)))
+            .build(),
         ok.toBuilder().setUniqueSessionName("u").build(),
         withTriggers(ok, TraceConfig.TriggerConfig.TriggerMode.STOP_TRACING, 1000, trigger("t", "", 0))
             .toBuilder().setWriteIntoFile(true).build(),
-        withTriggers(ok, TraceConfig.TriggerConfig.TriggerMode.STOP_TRACING, 1000, trigger("t", "", 0), trigger("t", "", 1)),
+        withTriggers(ok, TraceConfig.TriggerConfig.TriggerMode.STOP_TRACING, 1000, trigger("t", "", 0),
+            trigger("t", "", 1)),
         withTriggers(ok, TraceConfig.TriggerConfig.TriggerMode.START_TRACING, 0, trigger("t", "", 0)),
         withTriggers(ok, TraceConfig.TriggerConfig.TriggerMode.START_TRACING, 10, trigger("t", "", 0))
             .toBuilder().setDurationMs(10).build(),

@@ -397,8 +397,10 @@ class TracingServiceTest {
     consumer.enable(config(64, TraceConfig.BufferConfig.FillPolicy.RING_BUFFER, "test"));
     TestTraceWriter w = p.writer(1, PageLayout.DIV4);
     w.write(packet("ok", 0, 1));
-    w.write(TracePacket.newBuilder().setTrustedUid(0).setForTesting(TestEvent.newBuilder().setSeqValue(1)).build().toByteArray());
-    w.write(TracePacket.newBuilder().setTrustedPid(1).setForTesting(TestEvent.newBuilder().setSeqValue(2)).build().toByteArray());
+    w.write(TracePacket.newBuilder().setTrustedUid(0).setForTesting(TestEvent.newBuilder().setSeqValue(1)).build()
+        .toByteArray());
+    w.write(TracePacket.newBuilder().setTrustedPid(1).setForTesting(TestEvent.newBuilder().setSeqValue(2)).build()
+        .toByteArray());
     w.write(new byte[] {0x0A, 0x05, 0x01}); // truncated length-delimited field
     w.write(packet("ok", 3, 1));
     p.commitAll(0);
@@ -436,7 +438,8 @@ class TracingServiceTest {
     TestTraceWriter w = good.writer(1, PageLayout.DIV4);
     w.write(packet("g", 0, 1));
     bad.endpoint.commitData(CommitDataRequest.newBuilder()
-        .addChunksToMove(CommitDataRequest.ChunksToMove.newBuilder().setPage(9999).setChunk(0).setTargetBuffer(bad.targetBuffer()))
+        .addChunksToMove(CommitDataRequest.ChunksToMove.newBuilder().setPage(9999).setChunk(0)
+            .setTargetBuffer(bad.targetBuffer()))
         .addChunksToMove(CommitDataRequest.ChunksToMove.newBuilder().setPage(-1).setChunk(0))
         .addChunksToMove(CommitDataRequest.ChunksToMove.newBuilder().setPage(0).setChunk(20))
         .addChunksToPatch(CommitDataRequest.ChunkToPatch.newBuilder().setWriterId(0).setChunkId(1)
@@ -512,7 +515,8 @@ class TracingServiceTest {
     assertTrue(consumer.enable(config(0, TraceConfig.BufferConfig.FillPolicy.RING_BUFFER, "x")).contains("size_kb"));
     assertTrue(consumer.enable(config(6, TraceConfig.BufferConfig.FillPolicy.RING_BUFFER, "x")).contains("size_kb"));
     TraceConfig oob = TraceConfig.newBuilder(config(64, TraceConfig.BufferConfig.FillPolicy.RING_BUFFER))
-        .addDataSources(TraceConfig.DataSource.newBuilder().setConfig(DataSourceConfig.newBuilder().setName("x").setTargetBuffer(1)))
+        .addDataSources(TraceConfig.DataSource.newBuilder()
+            .setConfig(DataSourceConfig.newBuilder().setName("x").setTargetBuffer(1)))
         .build();
     assertTrue(consumer.enable(oob).contains("out of bounds target_buffer"));
     TraceConfig.Builder many = TraceConfig.newBuilder();
@@ -524,14 +528,17 @@ class TracingServiceTest {
     assertEquals(0, service.sessionCount());
 
     for (int i = 0; i < TracingService.MAX_SESSIONS_PER_UID; i++) {
-      assertEquals("", new TestConsumer().connect(service, 7).enable(config(4, TraceConfig.BufferConfig.FillPolicy.RING_BUFFER)));
+      assertEquals("",
+          new TestConsumer().connect(service, 7).enable(config(4, TraceConfig.BufferConfig.FillPolicy.RING_BUFFER)));
     }
     assertTrue(new TestConsumer().connect(service, 7).enable(config(4, TraceConfig.BufferConfig.FillPolicy.RING_BUFFER))
         .contains("for uid 7"));
     for (int i = 0; i < TracingService.MAX_SESSIONS - TracingService.MAX_SESSIONS_PER_UID; i++) {
-      assertEquals("", new TestConsumer().connect(service, 100 + i).enable(config(4, TraceConfig.BufferConfig.FillPolicy.RING_BUFFER)));
+      assertEquals("", new TestConsumer().connect(service, 100 + i)
+          .enable(config(4, TraceConfig.BufferConfig.FillPolicy.RING_BUFFER)));
     }
-    assertTrue(new TestConsumer().connect(service, 99).enable(config(4, TraceConfig.BufferConfig.FillPolicy.RING_BUFFER))
+    assertTrue(new TestConsumer().connect(service, 99)
+        .enable(config(4, TraceConfig.BufferConfig.FillPolicy.RING_BUFFER))
         .contains("Too many concurrent tracing sessions (15)"));
   }
 

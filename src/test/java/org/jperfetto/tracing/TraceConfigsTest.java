@@ -22,7 +22,8 @@ class TraceConfigsTest {
 
   private static DataSourceConfig source(TraceConfig c, String name) {
     return c.getDataSourcesList().stream().map(TraceConfig.DataSource::getConfig)
-        .filter(d -> d.getName().equals(name)).findFirst().orElseThrow(() -> new AssertionError("no " + name + " in " + c));
+        .filter(d -> d.getName().equals(name)).findFirst()
+        .orElseThrow(() -> new AssertionError("no " + name + " in " + c));
   }
 
   @Test

@@ -133,7 +133,8 @@ public final class JfrBridge {
       stream = rs;
     }
     ClockMark.emit(id, nextMark());
-    LOG.log(Level.DEBUG, () -> "jvm.jfr: recording started for " + instance + " with " + config.settings().size() + " settings");
+    LOG.log(Level.DEBUG, () -> "jvm.jfr: recording started for " + instance + " with "
+        + config.settings().size() + " settings");
   }
 
   /**
@@ -242,7 +243,8 @@ public final class JfrBridge {
 
   private void handle(RecordedEvent e) {
     if (e.getEventType().getName().equals(ClockMark.NAME)) {
-      clock.mark(JfrEventMapper.epochNanos(e.getStartTime()), e.getLong("monotonicBefore"), e.getLong("monotonicAfter"));
+      clock.mark(JfrEventMapper.epochNanos(e.getStartTime()), e.getLong("monotonicBefore"),
+          e.getLong("monotonicAfter"));
       if (e.getLong("bridge") == id) {
         long seq = e.getLong("sequence");
         synchronized (this) {

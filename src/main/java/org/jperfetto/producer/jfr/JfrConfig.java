@@ -87,7 +87,8 @@ public record JfrConfig(Set<EventGroup> groups, Duration lockThreshold, Duration
         case "safepoint_threshold" -> new JfrConfig(c.groups, c.lockThreshold, threshold(key, value),
             c.jitThreshold, c.pinnedThreshold, c.classLoadThreshold, c.period, c.allocationThrottle, c.stackDepth);
         case "jit_threshold" -> new JfrConfig(c.groups, c.lockThreshold, c.safepointThreshold,
-            threshold(key, value), c.pinnedThreshold, c.classLoadThreshold, c.period, c.allocationThrottle, c.stackDepth);
+            threshold(key, value), c.pinnedThreshold, c.classLoadThreshold, c.period, c.allocationThrottle,
+            c.stackDepth);
         case "pinned_threshold" -> new JfrConfig(c.groups, c.lockThreshold, c.safepointThreshold,
             c.jitThreshold, threshold(key, value), c.classLoadThreshold, c.period, c.allocationThrottle, c.stackDepth);
         case "classload_threshold" -> new JfrConfig(c.groups, c.lockThreshold, c.safepointThreshold,
@@ -177,7 +178,8 @@ public record JfrConfig(Set<EventGroup> groups, Duration lockThreshold, Duration
   private static Duration period(String value) {
     Duration d = threshold("period", value);
     if (d.compareTo(MIN_PERIOD) < 0) {
-      throw new IllegalArgumentException("jvm.jfr config: period=" + value + " is below " + MIN_PERIOD.toMillis() + "ms");
+      throw new IllegalArgumentException("jvm.jfr config: period=" + value + " is below "
+          + MIN_PERIOD.toMillis() + "ms");
     }
     return d;
   }

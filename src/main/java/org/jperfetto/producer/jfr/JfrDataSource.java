@@ -33,7 +33,10 @@ import org.jperfetto.protos.DataSourceDescriptor;
 public final class JfrDataSource {
   /** The data source name a session asks for. */
   public static final String NAME = "jvm.jfr";
-  /** Longest a flush waits for the stream to drain before it is acknowledged anyway (under the service's 5 s timeout). */
+  /**
+   * Longest a flush waits for the stream to drain before it is acknowledged anyway (under the
+   * service's 5 s timeout).
+   */
   public static final Duration DRAIN_TIMEOUT = Duration.ofMillis(3000);
 
   private static final Logger LOG = System.getLogger(JfrDataSource.class.getName());

@@ -80,7 +80,8 @@ public final class JfrEventMapper {
         long weight = longField(e, "weight", 0);
         out.add(instant(e, EventGroup.ALLOCATION, "Allocation", "Allocation sample", args(e, "objectClass", "weight")));
         sampledAllocatedBytes += weight;
-        out.add(new Counter(epochNanos(e.getStartTime()), "JVM allocated bytes (sampled)", "bytes", sampledAllocatedBytes));
+        out.add(new Counter(epochNanos(e.getStartTime()), "JVM allocated bytes (sampled)", "bytes",
+            sampledAllocatedBytes));
       }
       case "jdk.ExceptionStatistics" -> out.add(new Counter(epochNanos(e.getStartTime()),
           "JVM throwables created", "count", longField(e, "throwables", 0)));

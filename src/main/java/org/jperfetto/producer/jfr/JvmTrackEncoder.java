@@ -62,7 +62,8 @@ public final class JvmTrackEncoder {
         long track = laneTrack(s.lane(), out);
         long begin = clock.toTrace(s.epochNanos());
         event(out, begin, TrackEvent.Type.TYPE_SLICE_BEGIN_VALUE, track, s.category(), s.name(), s.args(), s.stack());
-        event(out, begin + s.durationNanos(), TrackEvent.Type.TYPE_SLICE_END_VALUE, track, null, null, List.of(), List.of());
+        event(out, begin + s.durationNanos(), TrackEvent.Type.TYPE_SLICE_END_VALUE, track, null, null,
+            List.of(), List.of());
       }
       case JvmEvent.Instant i -> event(out, clock.toTrace(i.epochNanos()), TrackEvent.Type.TYPE_INSTANT_VALUE,
           laneTrack(i.lane(), out), i.category(), i.name(), i.args(), i.stack());
@@ -176,7 +177,8 @@ public final class JvmTrackEncoder {
       p.appendString(TrackDescriptor.NAME_FIELD_NUMBER, c.track());
       p.beginNested(TrackDescriptor.COUNTER_FIELD_NUMBER);
       switch (c.unit()) {
-        case "bytes" -> p.appendVarInt(CounterDescriptor.UNIT_FIELD_NUMBER, CounterDescriptor.Unit.UNIT_SIZE_BYTES_VALUE);
+        case "bytes" -> p.appendVarInt(CounterDescriptor.UNIT_FIELD_NUMBER,
+            CounterDescriptor.Unit.UNIT_SIZE_BYTES_VALUE);
         case "count" -> p.appendVarInt(CounterDescriptor.UNIT_FIELD_NUMBER, CounterDescriptor.Unit.UNIT_COUNT_VALUE);
         default -> p.appendString(CounterDescriptor.UNIT_NAME_FIELD_NUMBER, c.unit());
       }

@@ -1,7 +1,5 @@
 package org.jperfetto.producer.proto;
 
-import static java.lang.foreign.ValueLayout.JAVA_BYTE;
-
 import java.lang.foreign.MemorySegment;
 
 /**

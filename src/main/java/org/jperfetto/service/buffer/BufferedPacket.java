@@ -154,6 +154,7 @@ public final class BufferedPacket {
   @Override
   public String toString() {
     return "BufferedPacket{producer=" + producerId + " writer=" + writerId + " uid=" + uid + " pid="
-        + pid + " machine=" + machineId + " dropped=" + previousPacketDropped + " slices=" + sliceCount + " size=" + size + "}";
+        + pid + " machine=" + machineId + " dropped=" + previousPacketDropped + " slices=" + sliceCount
+        + " size=" + size + "}";
   }
 }

@@ -63,7 +63,8 @@ class JfrBridgeIT {
               DataSourceConfig.newBuilder().setName(JfrDataSource.NAME).setLegacyConfig(LEGACY_CONFIG)))
           .build());
       Process child = startChild(producerSocket, jfrFile);
-      try (BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+      try (BufferedReader out =
+          new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
           Writer in = new OutputStreamWriter(child.getOutputStream(), StandardCharsets.UTF_8)) {
         for (String line = out.readLine(); !"WORKLOAD".equals(line); line = out.readLine()) {
           assertTrue(line != null, "child ended early; see " + dir.resolve("child.err"));
@@ -99,7 +100,8 @@ class JfrBridgeIT {
         gcSlices.put((Long) s.args().get("gcId"), s);
       }
     }
-    List<RecordedEvent> gcs = jfr.stream().filter(e -> e.getEventType().getName().equals("jdk.GarbageCollection")).toList();
+    List<RecordedEvent> gcs = jfr.stream().filter(e -> e.getEventType().getName().equals("jdk.GarbageCollection"))
+        .toList();
     assertFalse(gcSlices.isEmpty(), "GC slices in the trace");
     Long offset = null;
     int matched = 0;
@@ -134,11 +136,13 @@ class JfrBridgeIT {
     assertEquals("Locks", trace.trackName(enters.get(0).track()));
     assertTrue(((String) enters.get(0).args().get("stack")).contains("JvmWorkload"));
     long parkerTid = tids.get("parker");
-    assertEquals(3, trace.slices.stream().filter(s -> s.name().equals("Park") && trace.tidOf(s.track()) == parkerTid).count());
+    assertEquals(3, trace.slices.stream()
+        .filter(s -> s.name().equals("Park") && trace.tidOf(s.track()) == parkerTid).count());
 
     // Timestamps inside the session window; slices nest on every track.
     for (long ts : trace.timestamps) {
-      assertTrue(ts >= enabledAt && ts <= disabledAt, "timestamp " + ts + " outside [" + enabledAt + ", " + disabledAt + "]");
+      assertTrue(ts >= enabledAt && ts <= disabledAt,
+          "timestamp " + ts + " outside [" + enabledAt + ", " + disabledAt + "]");
     }
     trace.assertProperlyNested();
 

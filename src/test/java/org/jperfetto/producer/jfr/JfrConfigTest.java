@@ -73,8 +73,8 @@ class JfrConfigTest {
 
   @Test
   void settingsEnableTheGroupsWithTheirThresholds() {
-    Map<String, String> s = JfrConfig.parse("groups=gc,locks,cpu,allocation lock_threshold=3ms period=250ms stack_depth=0")
-        .settings();
+    Map<String, String> s =
+        JfrConfig.parse("groups=gc,locks,cpu,allocation lock_threshold=3ms period=250ms stack_depth=0").settings();
     assertEquals("true", s.get("jdk.GarbageCollection#enabled"));
     assertEquals("0 ns", s.get("jdk.GarbageCollection#threshold"));
     assertEquals("3000000 ns", s.get("jdk.ThreadPark#threshold"));

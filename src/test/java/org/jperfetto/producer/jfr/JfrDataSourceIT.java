@@ -114,7 +114,8 @@ class JfrDataSourceIT {
     // Right after the park: JFR has it in a thread buffer, not yet flushed to the stream.
     consumer.flush(Duration.ofSeconds(5), FlushFlags.NONE).get(10, TimeUnit.SECONDS);
     TraceSlices trace = new TraceSlices(read());
-    long parks = trace.slices.stream().filter(s -> s.name().equals("Park") && trace.tidOf(s.track()) == w.parkerTid).count();
+    long parks = trace.slices.stream()
+        .filter(s -> s.name().equals("Park") && trace.tidOf(s.track()) == w.parkerTid).count();
     assertEquals(1, parks, "the park is in the trace once the flush is acknowledged");
 
     disable(session);
@@ -132,7 +133,8 @@ class JfrDataSourceIT {
   void flushDrainsPromptlyWhileAnotherDataSourceFillsTheSharedMemory() throws Exception {
     DataSource<Void> busy = DataSource.create(
         org.jperfetto.protos.DataSourceDescriptor.newBuilder().setName("jfr-it.busy").build(),
-        new org.jperfetto.producer.DataSourceHandler<Void>() {}, org.jperfetto.producer.BufferExhaustedPolicy.STALL_THEN_DROP);
+        new org.jperfetto.producer.DataSourceHandler<Void>() {},
+        org.jperfetto.producer.BufferExhaustedPolicy.STALL_THEN_DROP);
     try (TracingProducer small = TracingProducer.builder("jfr-it-small").socketPath(producerSocket)
         .smbSizeHint(16 * 4096).smbPageSizeHint(4096).dataSource(busy).start()) {
       DataSource<JfrBridge> jfr = JfrDataSource.register(small);
@@ -181,7 +183,8 @@ class JfrDataSourceIT {
       TracingSession second = other.enableTracing(TraceConfig.newBuilder()
           .addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb(4 * 1024))
           .addDataSources(TraceConfig.DataSource.newBuilder().setConfig(
-              DataSourceConfig.newBuilder().setName(JfrDataSource.NAME).setLegacyConfig("groups=locks lock_threshold=1ms")))
+              DataSourceConfig.newBuilder().setName(JfrDataSource.NAME)
+                  .setLegacyConfig("groups=locks lock_threshold=1ms")))
           .build());
       await("second instance", () -> ds.activeInstances() == 2 && JfrDataSource.recordingInstances(ds) == 2);
       assertEquals(before + 2, recordings(), "one RecordingStream per instance");
@@ -194,7 +197,8 @@ class JfrDataSourceIT {
         c.readBuffers((slices, size) -> packets.add(TracePacket.parseFrom(ByteString.copyFrom(slices))))
             .get(20, TimeUnit.SECONDS);
         TraceSlices trace = new TraceSlices(packets);
-        assertEquals(1, trace.slices.stream().filter(s -> s.name().equals("Park") && trace.tidOf(s.track()) == w.parkerTid).count(),
+        assertEquals(1, trace.slices.stream()
+            .filter(s -> s.name().equals("Park") && trace.tidOf(s.track()) == w.parkerTid).count(),
             "each session holds the park once");
       }
       other.disableTracing().get(20, TimeUnit.SECONDS);

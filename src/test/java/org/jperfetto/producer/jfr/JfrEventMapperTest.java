@@ -22,7 +22,8 @@ import org.junit.jupiter.api.io.TempDir;
 /** The mapping checked against a real recording of GCs, monitor contention and parking. */
 @Timeout(60)
 class JfrEventMapperTest {
-  static final JfrConfig CONFIG = JfrConfig.parse("groups=gc,locks,threads,cpu,allocation lock_threshold=1ms stack_depth=4");
+  static final JfrConfig CONFIG =
+      JfrConfig.parse("groups=gc,locks,threads,cpu,allocation lock_threshold=1ms stack_depth=4");
   static List<RecordedEvent> events;
   static JvmWorkload workload = new JvmWorkload();
 
@@ -101,7 +102,8 @@ class JfrEventMapperTest {
     assertTrue(enter.stack().size() <= CONFIG.stackDepth() + 1, "bounded: " + enter.stack());
     assertTrue(enter.stack().stream().anyMatch(f -> f.contains("JvmWorkload")), enter.stack().toString());
 
-    List<Slice> parks = slices.stream().filter(s -> s.name().equals("Park") && s.lane().tid() == workload.parkerTid).toList();
+    List<Slice> parks = slices.stream()
+        .filter(s -> s.name().equals("Park") && s.lane().tid() == workload.parkerTid).toList();
     assertEquals(3, parks.size());
     for (Slice p : parks) {
       assertTrue(p.durationNanos() >= JvmWorkload.PARK_NANOS - 100_000, "parked " + p.durationNanos());

@@ -47,7 +47,8 @@ class JvmTrackEncoderTest {
       if (open) {
         writer.endAllNested();
         try {
-          packets.add(TracePacket.parseFrom(buffer.asSlice(0, stream.writePtr()).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)));
+          packets.add(TracePacket.parseFrom(
+              buffer.asSlice(0, stream.writePtr()).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)));
         } catch (com.google.protobuf.InvalidProtocolBufferException e) {
           throw new AssertionError(e);
         }

@@ -56,11 +56,13 @@ class VirtualThreadEventsIT {
       vtId = VirtualThreadWorkload.pinOnce(PIN_MILLIS);
       rs.stop();
     }
-    List<RecordedEvent> ours = pins.stream().filter(e -> e.getThread() != null && e.getThread().getJavaThreadId() == vtId).toList();
+    List<RecordedEvent> ours = pins.stream()
+        .filter(e -> e.getThread() != null && e.getThread().getJavaThreadId() == vtId).toList();
     assertEquals(1, ours.size(), "one pin of the virtual thread: " + pins);
     RecordedEvent pin = ours.get(0);
     assertTrue(pin.getThread().isVirtual());
-    assertTrue(pin.getThread().getOSThreadId() <= 0, "a virtual thread has no OS tid: " + pin.getThread().getOSThreadId());
+    assertTrue(pin.getThread().getOSThreadId() <= 0,
+        "a virtual thread has no OS tid: " + pin.getThread().getOSThreadId());
     RecordedThread carrier = pin.getValue("carrierThread");
     assertEquals(VirtualThreadWorkload.carrierTid(), carrier.getOSThreadId(), "JFR names the carrier we ran on");
     // JFR times the park inside the sleep: at least the sleep asked for, at most the sleep measured.
@@ -77,7 +79,8 @@ class VirtualThreadEventsIT {
     assertEquals("jvm.vthreads", s.category());
     assertEquals("Virtual thread pinned", s.name());
     assertTrue(s.args().contains(new Arg("pinnedReason", pin.getString("pinnedReason"))), s.args().toString());
-    assertTrue(s.args().contains(new Arg("blockingOperation", pin.getString("blockingOperation"))), s.args().toString());
+    assertTrue(s.args().contains(new Arg("blockingOperation", pin.getString("blockingOperation"))),
+        s.args().toString());
     assertTrue(s.args().contains(new Arg("virtualThread", VirtualThreadWorkload.NAME)), s.args().toString());
     assertTrue(s.args().contains(new Arg("virtualThreadId", vtId)), s.args().toString());
     assertTrue(s.stack().stream().anyMatch(f -> f.contains("Thread.sleep")), s.stack().toString());
@@ -119,7 +122,8 @@ class VirtualThreadEventsIT {
           .get(20, TimeUnit.SECONDS);
     }
     List<RecordedEvent> jfrPins = RecordingFile.readAllEvents(jfrFile).stream()
-        .filter(e -> e.getEventType().getName().equals("jdk.VirtualThreadPinned") && e.getThread().getJavaThreadId() == vtId)
+        .filter(e -> e.getEventType().getName().equals("jdk.VirtualThreadPinned")
+            && e.getThread().getJavaThreadId() == vtId)
         .toList();
     assertEquals(1, jfrPins.size(), "JFR's own recording has the pin");
     RecordedEvent pin = jfrPins.get(0);
@@ -168,6 +172,7 @@ class VirtualThreadEventsIT {
     assertTrue(i.lane().isThread());
     assertEquals("Virtual threads", i.lane().lane());
     assertTrue(i.args().contains(new Arg("javaThreadId", e.getLong("javaThreadId"))), i.args().toString());
-    assertTrue(i.args().contains(new Arg("exceptionMessage", VirtualThreadSubmitFailedChild.MESSAGE)), i.args().toString());
+    assertTrue(i.args().contains(new Arg("exceptionMessage", VirtualThreadSubmitFailedChild.MESSAGE)),
+        i.args().toString());
   }
 }

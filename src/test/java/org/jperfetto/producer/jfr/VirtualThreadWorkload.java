@@ -24,7 +24,8 @@ final class VirtualThreadWorkload {
   private static final Linker LINKER = Linker.nativeLinker();
   private static final MethodHandle QSORT = LINKER.downcallHandle(
       LINKER.defaultLookup().find("qsort").orElseThrow(),
-      FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS));
+      FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
+          ValueLayout.ADDRESS));
   private static final FunctionDescriptor COMPARATOR = FunctionDescriptor.of(INT,
       ValueLayout.ADDRESS.withTargetLayout(INT), ValueLayout.ADDRESS.withTargetLayout(INT));
 

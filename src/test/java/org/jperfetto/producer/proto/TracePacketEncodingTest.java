@@ -23,7 +23,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 class TracePacketEncodingTest {
 
   private static void writeInternedData(ProtoWriter w) {
-    w.appendVarInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, TracePacket.SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED_VALUE);
+    w.appendVarInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER,
+        TracePacket.SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED_VALUE);
     w.beginNested(TracePacket.INTERNED_DATA_FIELD_NUMBER);
     w.beginNested(InternedData.EVENT_NAMES_FIELD_NUMBER);
     w.appendVarInt(EventName.IID_FIELD_NUMBER, 1);
@@ -46,7 +47,8 @@ class TracePacketEncodingTest {
     w.appendVarInt(DebugAnnotation.INT_VALUE_FIELD_NUMBER, i);
     w.endNested();
     w.endNested();
-    w.appendVarInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, TracePacket.SequenceFlags.SEQ_NEEDS_INCREMENTAL_STATE_VALUE);
+    w.appendVarInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER,
+        TracePacket.SequenceFlags.SEQ_NEEDS_INCREMENTAL_STATE_VALUE);
   }
 
   private static void writeSliceEnd(ProtoWriter w, long ts) {
@@ -54,7 +56,8 @@ class TracePacketEncodingTest {
     w.beginNested(TracePacket.TRACK_EVENT_FIELD_NUMBER);
     w.appendVarInt(TrackEvent.TYPE_FIELD_NUMBER, TrackEvent.Type.TYPE_SLICE_END_VALUE);
     w.endNested();
-    w.appendVarInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, TracePacket.SequenceFlags.SEQ_NEEDS_INCREMENTAL_STATE_VALUE);
+    w.appendVarInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER,
+        TracePacket.SequenceFlags.SEQ_NEEDS_INCREMENTAL_STATE_VALUE);
   }
 
   private static List<TracePacket> expected(int slices) {

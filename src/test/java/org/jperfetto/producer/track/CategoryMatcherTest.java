@@ -29,7 +29,8 @@ class CategoryMatcherTest {
       "foo      | -          | *                 | fo*           | -            | -             | false",
       "bar      | -          | fo*               | *             | -            | -             | false",
       "foo      | slow       | *                 | -             | -            | -             | false",
-      "foo      | slow       | fo*               | -             | -            | -             | false", // tag rule wins in the exact pass
+      // tag rule wins in the exact pass
+      "foo      | slow       | fo*               | -             | -            | -             | false",
       "foo      | tagx       | -                 | *             | tagx         | -             | true",
       "foo      | tagx       | -                 | foo           | tagx         | -             | false",
       "foo      | tagx       | -                 | -             | -            | tag*          | false",

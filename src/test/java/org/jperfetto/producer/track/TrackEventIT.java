@@ -76,8 +76,14 @@ class TrackEventIT {
           continue;
         }
         switch (e.type()) {
-          case TYPE_SLICE_BEGIN -> { shape.append('(').append(e.name()); stack.push(e.name()); }
-          case TYPE_SLICE_END -> { shape.append(')'); stack.pop(); }
+          case TYPE_SLICE_BEGIN -> {
+            shape.append('(').append(e.name());
+            stack.push(e.name());
+          }
+          case TYPE_SLICE_END -> {
+            shape.append(')');
+            stack.pop();
+          }
           case TYPE_INSTANT -> shape.append('[').append(e.name()).append(']');
           default -> { }
         }
@@ -135,7 +141,8 @@ class TrackEventIT {
       assertEquals("queue", d.tracks.get(QUEUE.uuid()).getStaticName());
       assertEquals(QUEUE.uuid(), d.named("job").get(0).trackUuid());
       List<DecodedEvents.Event> queueEvents = d.events.stream().filter(e -> e.trackUuid() == QUEUE.uuid()).toList();
-      assertEquals(List.of(Type.TYPE_SLICE_BEGIN, Type.TYPE_SLICE_END), queueEvents.stream().map(e -> e.type()).toList());
+      assertEquals(List.of(Type.TYPE_SLICE_BEGIN, Type.TYPE_SLICE_END),
+          queueEvents.stream().map(e -> e.type()).toList());
     }
   }
 

@@ -204,7 +204,8 @@ class TrackEventInteropTest {
   }
 
   static boolean isMarker(TracePacket p) {
-    return p.getInternedData().getEventNamesList().stream().anyMatch(n -> n.getName().startsWith(TrackEventFixture.DONE))
+    return p.getInternedData().getEventNamesList().stream()
+        .anyMatch(n -> n.getName().startsWith(TrackEventFixture.DONE))
         || (p.hasTrackEvent() && p.getTrackEvent().getCategoryIidsCount() > 0 && !p.hasInternedData()
             && p.getTrackEvent().getType() == org.jperfetto.protos.TrackEvent.Type.TYPE_INSTANT);
   }

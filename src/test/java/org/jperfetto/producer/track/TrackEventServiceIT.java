@@ -125,7 +125,8 @@ class TrackEventServiceIT {
           - slowBytes[0]) / (double) n;
       System.out.printf("through jtraced: %d slices (one int arg, counter every 10th) in %.1f ms = %.3f M slices/s"
           + " (cold JVM, STALL, commits included); %.2f trace bytes per slice, %.2f with v58 traced's trusted"
-          + " fields and every delta timestamp counted at 2 bytes%n", n, elapsed / 1e6, n / (elapsed / 1e9) / 1e6, perSlice, atFullSpeed);
+          + " fields and every delta timestamp counted at 2 bytes%n",
+          n, elapsed / 1e6, n / (elapsed / 1e9) / 1e6, perSlice, atFullSpeed);
       assertTrue(atFullSpeed <= 53.0, "bytes per slice " + atFullSpeed + " (raw " + perSlice + ")");
     }
   }

@@ -30,7 +30,6 @@ import org.jperfetto.os.MemFd;
 import org.jperfetto.os.SharedMapping;
 import org.jperfetto.protos.CloneSessionRequest;
 import org.jperfetto.protos.CloneSessionResponse;
-import org.jperfetto.protos.DataSourceConfig;
 import org.jperfetto.protos.DataSourceDescriptor;
 import org.jperfetto.protos.GetAsyncCommandResponse;
 import org.jperfetto.protos.GetAsyncCommandResponse.CmdCase;
@@ -547,7 +546,8 @@ class ConsumerPortFeaturesIT extends SocketFixture {
     long id = p.await(CmdCase.START_DATA_SOURCE).getStartDataSource().getNewInstanceId();
     long periodic = FlushFlags.of(FlushFlags.Initiator.TRACED, FlushFlags.Reason.PERIODIC).bits();
     for (int i = 0; i < 2; i++) {
-      assertEquals(List.of(id), p.await(CmdCase.CLEAR_INCREMENTAL_STATE).getClearIncrementalState().getDataSourceIdsList());
+      assertEquals(List.of(id),
+          p.await(CmdCase.CLEAR_INCREMENTAL_STATE).getClearIncrementalState().getDataSourceIdsList());
       GetAsyncCommandResponse.Flush f = p.await(CmdCase.FLUSH).getFlush();
       assertEquals(List.of(id), f.getDataSourceIdsList());
       assertEquals(periodic, f.getFlags());

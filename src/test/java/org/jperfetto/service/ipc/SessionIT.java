@@ -315,7 +315,8 @@ class SessionIT extends SocketFixture {
     // CommitData naming chunks far outside the SMB, over and over: ABI violations get it dropped
     CommitDataRequest.Builder bad = CommitDataRequest.newBuilder();
     for (int i = 0; i < 400; i++) {
-      bad.addChunksToMove(CommitDataRequest.ChunksToMove.newBuilder().setPage(100_000 + i).setChunk(13).setTargetBuffer(1));
+      bad.addChunksToMove(
+          CommitDataRequest.ChunksToMove.newBuilder().setPage(100_000 + i).setChunk(13).setTargetBuffer(1));
     }
     garbage.port.invoke("CommitData", bad.build());
     garbage.disconnected.get(10, TimeUnit.SECONDS);
