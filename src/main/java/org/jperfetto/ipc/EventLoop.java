@@ -5,7 +5,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.PriorityQueue;
 import java.util.Queue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
 import org.jperfetto.os.Epoll;
 import org.jperfetto.os.ErrnoException;
 
@@ -82,6 +84,43 @@ public final class EventLoop implements AutoCloseable {
       } catch (ErrnoException e) {
         LOG.log(Level.WARNING, "waking the IPC loop failed", e);
       }
+    }
+  }
+
+  /** Loop-thread work that may fail with an errno (registering an fd, say). */
+  @FunctionalInterface
+  public interface LoopTask {
+    void run() throws ErrnoException;
+  }
+
+  /**
+   * Runs {@code task} on the loop thread and waits until it has run (at once when called on the
+   * loop): for the owner of a socket registering it before anything else may use it.
+   *
+   * @throws ErrnoException what the task threw
+   * @throws InterruptedException if the caller was interrupted while waiting
+   */
+  public void runAndWait(LoopTask task) throws ErrnoException, InterruptedException {
+    if (inLoop()) {
+      task.run();
+      return;
+    }
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    execute(() -> {
+      try {
+        task.run();
+        done.complete(null);
+      } catch (ErrnoException | RuntimeException e) {
+        done.completeExceptionally(e);
+      }
+    });
+    try {
+      done.get();
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof ErrnoException errno) {
+        throw errno;
+      }
+      throw (RuntimeException) e.getCause();
     }
   }
 

@@ -7,7 +7,6 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jperfetto.ipc.wire.FrameReader;
 import org.jperfetto.ipc.wire.FrameSink;
@@ -86,18 +85,9 @@ public final class IpcClient implements AutoCloseable {
       socket.close();
       throw e;
     }
-    CompletableFuture<Void> registered = new CompletableFuture<>();
-    client.loop.execute(() -> {
-      try {
-        client.token = client.loop.register(socket.fd(), READ_EVENTS, client::onEvents);
-        registered.complete(null);
-      } catch (ErrnoException e) {
-        registered.completeExceptionally(e);
-      }
-    });
     try {
-      registered.get();
-    } catch (InterruptedException | ExecutionException e) {
+      client.loop.runAndWait(() -> client.token = client.loop.register(socket.fd(), READ_EVENTS, client::onEvents));
+    } catch (InterruptedException | ErrnoException e) {
       client.loop.close();
       socket.close();
       if (e instanceof InterruptedException) {

@@ -136,24 +136,16 @@ public final class IpcHost implements AutoCloseable {
       host.stopLoop();
       throw e;
     }
-    CompletableFuture<Void> registered = new CompletableFuture<>();
-    host.loop.execute(() -> {
-      try {
-        host.listenerToken = host.loop.register(listening.fd(), Epoll.IN, events -> host.acceptAll());
-        registered.complete(null);
-      } catch (ErrnoException e) {
-        registered.completeExceptionally(e);
-      }
-    });
     try {
-      registered.get();
+      host.loop.runAndWait(
+          () -> host.listenerToken = host.loop.register(listening.fd(), Epoll.IN, events -> host.acceptAll()));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       host.stopLoop();
       throw new IOException("interrupted while starting the IPC host", e);
-    } catch (ExecutionException e) {
+    } catch (ErrnoException e) {
       host.stopLoop();
-      throw new IOException("registering the listening socket " + listening.address(), e.getCause());
+      throw new IOException("registering the listening socket " + listening.address(), e);
     }
     return host;
   }

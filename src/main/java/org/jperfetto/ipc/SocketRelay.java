@@ -6,8 +6,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.HashSet;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import org.jperfetto.ipc.wire.Frames;
 import org.jperfetto.os.Epoll;
 import org.jperfetto.os.ErrnoException;
@@ -63,19 +61,12 @@ public final class SocketRelay implements AutoCloseable {
       String machineName) throws IOException {
     EventLoop loop = new EventLoop("jperfetto-relay " + listening.address());
     SocketRelay relay = new SocketRelay(listening, hostAddress, machineIdHint, machineName, loop);
-    CompletableFuture<Void> registered = new CompletableFuture<>();
-    loop.execute(() -> {
-      try {
+    try {
+      loop.runAndWait(() -> {
         listening.setNonBlocking(true);
         relay.listenerToken = loop.register(listening.fd(), Epoll.IN, events -> relay.acceptAll());
-        registered.complete(null);
-      } catch (ErrnoException e) {
-        registered.completeExceptionally(e);
-      }
-    });
-    try {
-      registered.get();
-    } catch (InterruptedException | ExecutionException e) {
+      });
+    } catch (InterruptedException | ErrnoException e) {
       loop.close();
       if (e instanceof InterruptedException) {
         Thread.currentThread().interrupt();
