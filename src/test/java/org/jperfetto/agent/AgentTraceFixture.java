@@ -3,11 +3,9 @@ package org.jperfetto.agent;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.google.protobuf.ByteString;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -16,10 +14,10 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.jperfetto.testing.Recordings;
 import org.jperfetto.cli.DemoTrace;
 import org.jperfetto.consumer.FlushFlags;
 import org.jperfetto.consumer.TracingConsumer;
-import org.jperfetto.consumer.TracingDisabled;
 import org.jperfetto.consumer.TracingSession;
 import org.jperfetto.protos.DataSourceConfig;
 import org.jperfetto.protos.ObservableEvents;
@@ -69,7 +67,6 @@ final class AgentTraceFixture {
    */
   static List<TracePacket> record(String consumerSocket, String producerName, AgentTestApp app,
       List<DataSourceConfig> sources, long warmUpMs) throws Exception {
-    List<TracePacket> packets = new ArrayList<>();
     try (TracingConsumer consumer = TracingConsumer.connect(consumerSocket)) {
       Set<String> names = new HashSet<>();
       sources.forEach(s -> names.add(s.getName()));
@@ -88,13 +85,8 @@ final class AgentTraceFixture {
       Thread.sleep(warmUpMs);
       app.run();
       consumer.flush(Duration.ofSeconds(5), FlushFlags.NONE).get(30, TimeUnit.SECONDS);
-      consumer.disableTracing().get(30, TimeUnit.SECONDS);
-      TracingDisabled end = session.disabled().get(30, TimeUnit.SECONDS);
-      assertTrue(end.ok(), end.error());
-      consumer.readBuffers((slices, size) -> packets.add(TracePacket.parseFrom(ByteString.copyFrom(slices))))
-          .get(30, TimeUnit.SECONDS);
+      return Recordings.stopAndRead(consumer, session, Duration.ofSeconds(30));
     }
-    return packets;
   }
 
   /** Joins begins and ends per sequence and track. */

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.google.protobuf.ByteString;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -16,9 +15,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.jperfetto.testing.Recordings;
 import org.jperfetto.consumer.FlushFlags;
 import org.jperfetto.consumer.TracingConsumer;
-import org.jperfetto.consumer.TracingDisabled;
 import org.jperfetto.consumer.TracingSession;
 import org.jperfetto.protos.DataSourceConfig;
 import org.jperfetto.protos.TraceConfig;
@@ -159,7 +158,7 @@ class MultiMachineNetnsIT {
         "info");
     lineWith(relay, Jtraced.READY_PREFIX).get(60, TimeUnit.SECONDS);
 
-    List<TracePacket> packets = new ArrayList<>();
+    List<TracePacket> packets;
     try (TracingConsumer consumer = TracingConsumer.connect(hostConsumer)) {
       TracingSession session = consumer.enableTracing(TraceConfig.newBuilder()
           .addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb(8192))
@@ -182,11 +181,7 @@ class MultiMachineNetnsIT {
             + stderr("remote") + "\nrelay: " + stderr("relay") + "\nhost: " + stderr("host"), e);
       }
       consumer.flush(Duration.ofSeconds(5), FlushFlags.NONE).get(30, TimeUnit.SECONDS);
-      consumer.disableTracing().get(30, TimeUnit.SECONDS);
-      TracingDisabled end = session.disabled().get(30, TimeUnit.SECONDS);
-      assertTrue(end.ok(), end.error());
-      consumer.readBuffers((slices, size) -> packets.add(TracePacket.parseFrom(ByteString.copyFrom(slices))))
-          .get(30, TimeUnit.SECONDS);
+      packets = Recordings.stopAndRead(consumer, session, Duration.ofSeconds(30));
     }
 
     List<TracePacket> events = packets.stream().filter(TracePacket::hasTrackEvent).toList();

@@ -5,16 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.google.protobuf.ByteString;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import org.jperfetto.testing.Recordings;
 import org.jperfetto.consumer.FlushFlags;
 import org.jperfetto.consumer.TracingConsumer;
-import org.jperfetto.consumer.TracingDisabled;
 import org.jperfetto.consumer.TracingSession;
 import org.jperfetto.ipc.ClientInfo;
 import org.jperfetto.protos.DataSourceConfig;
@@ -56,7 +54,6 @@ class MultiMachineIT {
       assertTrue(p.awaitConnected(Duration.ofSeconds(20)));
       p.sync().get(20, TimeUnit.SECONDS);
     }
-    List<TracePacket> packets = new ArrayList<>();
     try (TracingConsumer consumer = TracingConsumer.connect(host.consumerSocket())) {
       TracingSession session = consumer.enableTracing(TraceConfig.newBuilder()
           .addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb(4096))
@@ -69,13 +66,8 @@ class MultiMachineIT {
         JtracedFixture.write(sources.get(i), texts.get(i), n);
       }
       consumer.flush(Duration.ofSeconds(5), FlushFlags.NONE).get(20, TimeUnit.SECONDS);
-      consumer.disableTracing().get(20, TimeUnit.SECONDS);
-      TracingDisabled end = session.disabled().get(20, TimeUnit.SECONDS);
-      assertTrue(end.ok(), end.error());
-      consumer.readBuffers((slices, size) -> packets.add(TracePacket.parseFrom(ByteString.copyFrom(slices))))
-          .get(20, TimeUnit.SECONDS);
+      return Recordings.stopAndRead(consumer, session, Duration.ofSeconds(20));
     }
-    return packets;
   }
 
   private static List<TracePacket> withText(List<TracePacket> packets, String text) {

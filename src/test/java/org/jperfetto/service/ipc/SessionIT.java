@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.google.protobuf.ByteString;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -16,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import org.jperfetto.testing.Recordings;
 import org.jperfetto.consumer.FlushFlags;
 import org.jperfetto.consumer.TracingConsumer;
 import org.jperfetto.consumer.TracingDisabled;
@@ -54,10 +54,7 @@ class SessionIT extends SocketFixture {
   }
 
   static List<TracePacket> read(TracingConsumer c) throws Exception {
-    List<TracePacket> out = new ArrayList<>();
-    c.readBuffers((slices, size) -> out.add(TracePacket.parseFrom(ByteString.copyFrom(slices))))
-        .get(20, TimeUnit.SECONDS);
-    return out;
+    return Recordings.read(c, Duration.ofSeconds(20));
   }
 
   /** writer (TestEvent.counter) -> its seq values in the order read. */
