@@ -85,6 +85,10 @@ public final class Jtraced {
       runRelay(args);
       return;
     }
+    if (!"0".equals(System.getenv(WARMUP_ENV))) {
+      // Before the sockets exist: the first producer meets a compiled ingest path.
+      ServiceHost.warmUpJit(new PosixClockSource());
+    }
     ServiceHost host;
     try {
       host = ServiceHost.start(ServiceHost.Options.of(args.producerSockets(), args.consumerSocket())
@@ -105,9 +109,6 @@ public final class Jtraced {
     System.out.println(READY_PREFIX + "producer=" + String.join(",", host.producerSockets())
         + " consumer=" + host.consumerSocket());
     System.out.flush();
-    if (!"0".equals(System.getenv(WARMUP_ENV))) {
-      host.warmUpJit();
-    }
     try {
       new CountDownLatch(1).await();
     } catch (InterruptedException e) {

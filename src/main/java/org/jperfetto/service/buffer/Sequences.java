@@ -11,7 +11,13 @@ final class Sequences {
   private int[] keys = new int[8];
   private Sequence[] list = new Sequence[8];
   private int count;
-  private Sequence last;
+  /**
+   * The sequence of the last lookup; before the first one, a sequence no writer has (ids are
+   * unsigned 16-bit), so that the hot lookup has no null branch for the JIT to leave out and
+   * trap on when a new buffer sees its first chunk.
+   */
+  private Sequence last = NONE;
+  private static final Sequence NONE = new Sequence(-1, -1);
 
   Sequences() {}
 
@@ -35,7 +41,7 @@ final class Sequences {
   /** The sequence, or null if this writer never wrote here. */
   Sequence get(int producerId, int writerId) {
     Sequence s = last;
-    if (s != null && s.producerId == producerId && s.writerId == writerId) {
+    if (s.producerId == producerId && s.writerId == writerId) {
       return s;
     }
     int i = Arrays.binarySearch(keys, 0, count, Sequence.key(producerId, writerId));

@@ -1,236 +1,349 @@
 package org.jperfetto.service.ipc;
 
+import com.google.protobuf.InvalidProtocolBufferException;
+import java.io.IOException;
+import java.lang.System.Logger.Level;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.System.Logger.Level;
-import java.util.ArrayDeque;
-import java.util.List;
-import java.util.Optional;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import org.jperfetto.abi.ChunkHandle;
 import org.jperfetto.abi.ChunkHeader;
 import org.jperfetto.abi.PageLayout;
 import org.jperfetto.abi.SharedMemoryAbi;
-import org.jperfetto.abi.Varints;
-import org.jperfetto.ipc.wire.FrameReader;
-import org.jperfetto.ipc.wire.FrameSink;
-import org.jperfetto.ipc.wire.RawInvoke;
+import org.jperfetto.ipc.BoundService;
+import org.jperfetto.ipc.IpcClient;
+import org.jperfetto.ipc.Reply;
+import org.jperfetto.os.ErrnoException;
+import org.jperfetto.os.Fds;
+import org.jperfetto.os.MemFd;
+import org.jperfetto.os.SharedMapping;
 import org.jperfetto.protos.DataSourceConfig;
 import org.jperfetto.protos.DataSourceDescriptor;
-import org.jperfetto.protos.IPCFrame;
+import org.jperfetto.protos.DisableTracingRequest;
+import org.jperfetto.protos.EnableTracingRequest;
+import org.jperfetto.protos.FreeBuffersRequest;
+import org.jperfetto.protos.GetAsyncCommandRequest;
+import org.jperfetto.protos.GetAsyncCommandResponse;
+import org.jperfetto.protos.GetTraceStatsRequest;
+import org.jperfetto.protos.GetTraceStatsResponse;
+import org.jperfetto.protos.InitializeConnectionRequest;
+import org.jperfetto.protos.ReadBuffersRequest;
 import org.jperfetto.protos.ReadBuffersResponse;
+import org.jperfetto.protos.RegisterDataSourceRequest;
+import org.jperfetto.protos.RegisterTraceWriterRequest;
 import org.jperfetto.protos.TraceConfig;
-import org.jperfetto.service.ClientIdentity;
+import org.jperfetto.protos.TraceStats;
 import org.jperfetto.service.ClockSource;
-import org.jperfetto.service.ConsumerCallbacks;
-import org.jperfetto.service.ConsumerEndpoint;
-import org.jperfetto.service.ProducerCallbacks;
-import org.jperfetto.service.ProducerEndpoint;
-import org.jperfetto.service.SharedMemory;
-import org.jperfetto.service.TaskRunner;
-import org.jperfetto.service.TracingService;
 
 /**
- * jtraced's JIT warm-up: right after the sockets are served, a low-priority thread drives a
- * private {@link TracingService} through the path a producer's burst takes (chunks written into a
- * memfd SMB, CommitData read in place by {@link CommitDataDecoder}, chunks copied and patched into
- * a trace buffer, the buffer read out), so that the JIT has compiled that path before the first
- * real producer fills its SMB. A cold JVM otherwise runs the first burst in the interpreter and
- * while its compiler threads take the core the producer's own IPC thread needs, and a 256 KiB SMB
- * fills in about 2 ms: the first burst into a fresh jtraced lost up to 45 % of a C++ app's slices.
+ * jtraced's JIT warm-up, run before its own sockets exist: a private service on sockets in a
+ * private temp directory, fed by a producer that speaks the wire protocol as the C++ SDK does under
+ * a burst, so that the JIT has compiled the whole ingest path (epoll wake-up, recvmsg, frame
+ * decoding, CommitData read in place, chunk copy, patches, chunk release) before the first real
+ * producer fills its SMB.
  *
- * <p>Nothing of it is visible outside: its service has no socket, its producer and consumer are
- * objects in this process, and everything is released at the end.
+ * <p>Why it is needed: a 256 KiB SMB fills in about 2 ms of a C++ app's burst. A cold JVM runs the
+ * first bursts interpreted or in C1 code while its C2 thread takes the core the service's loop
+ * needs; measured on 2 cores, the first three 1M-slice bursts into a fresh jtraced each lost 5 to
+ * 20 % more than the fourth. The traffic is shaped from what traced's own stats show for that
+ * burst: one writer's chunk per CommitData (sometimes two), four chunks in five ending with a
+ * packet the next chunk finishes and whose size the next CommitData patches (8116 chunks carried
+ * 6443 patches), fragment sizes of 1 and 4 bytes.
+ *
+ * <p>Nothing of it is visible outside: its sockets are in a directory only this user can enter and
+ * are removed at the end, with everything else it made.
  */
 final class IngestWarmUp {
   private static final System.Logger LOG = System.getLogger(IngestWarmUp.class.getName());
   static final String DATA_SOURCE = "jtraced.warmup";
   static final int SMB_SIZE = 256 * 1024;
   static final int PAGE_SIZE = 4096;
-  static final int BUFFER_KB = 1024;
-  /**
-   * Rounds between two reads. The burst does not wait for the read path (it runs after), so the
-   * warm-up spends little on it; the ring buffer overwrites what is not read.
-   */
-  static final int READ_EVERY = 50;
-  static final int CLOCK_SNAPSHOTS = 2_000;
+  static final int RING_BUFFER_KB = 1024;
+  /** Rounds between two reads: the burst's read-out comes after it, so that path gets little. */
+  static final int READ_EVERY = 40;
+  /** How long one step may wait for the private service before the warm-up gives up. */
+  private static final long STEP_TIMEOUT_MS = 5_000;
 
   private IngestWarmUp() {}
 
-  /**
-   * Starts the warm-up on a daemon thread of minimum priority; returns it. It stops early, keeping
-   * what the JIT compiled so far, once stop says so (a real session started: the warm-up must not
-   * take the CPU that session's producers need).
-   */
-  static Thread start(ClockSource clocks, int rounds, BooleanSupplier stop) {
-    Thread t = Thread.ofPlatform().name("jtraced-warmup").daemon().priority(Thread.MIN_PRIORITY)
-        .unstarted(() -> {
-          try {
-            run(clocks, rounds, stop);
-          } catch (RuntimeException | Error e) {
-            LOG.log(Level.DEBUG, "JIT warm-up stopped: " + e);
-          }
-        });
-    t.start();
-    return t;
-  }
-
   /** What a warm-up did: for tests and for the log. */
-  record Result(long chunksCommitted, long patchesApplied, long bytesRead) {}
+  record Result(long chunksCommitted, long patchesSent, long bytesRead, TraceStats.BufferStats discardStats) {}
 
-  /** Runs rounds rounds of fill-commit-read on the calling thread. */
-  static Result run(ClockSource clocks, int rounds) {
-    return run(clocks, rounds, () -> false);
-  }
-
-  /** As {@link #run(ClockSource, int)}, stopping at the next round once stop says so. */
-  static Result run(ClockSource clocks, int rounds, BooleanSupplier stop) {
-    DirectRunner runner = new DirectRunner();
-    TracingService service = new TracingService(runner, MemfdSharedMemory.factory(), clocks, 0);
-    service.useBufferMemory(ServiceHost::lazyBufferMemory);
-    Producer producer = new Producer();
-    Consumer consumer = new Consumer();
-    ProducerEndpoint endpoint = service.connectProducer(producer, new ClientIdentity(0, 0),
-        "jtraced-warmup", SMB_SIZE, PAGE_SIZE, Optional.empty(), "jtraced-warmup");
-    endpoint.registerDataSource(DataSourceDescriptor.newBuilder().setName(DATA_SOURCE).build());
-    ConsumerEndpoint session = service.connectConsumer(consumer, 0);
-    try (Arena arena = Arena.ofConfined()) {
-      // The request buffer: native, as the IPC frame buffer a real CommitData is read from.
-      MemorySegment request = arena.allocate(64 * 1024, 8);
-      Receiver receiver = new Receiver(endpoint);
-      Writers writers = new Writers();
-      long committed = 0;
-      long patches = 0;
-      // Both fill policies, as sessions ask for either: the first half into a 1 MiB ring, the
-      // second into a DISCARD buffer large enough for it (its memory is committed as written).
-      for (int half = 0; half < 2; half++) {
+  /**
+   * Runs up to rounds rounds (one SMB of chunks each; half into a ring buffer, half into a DISCARD
+   * one), stopping early once stop says so or deadlineNanos (System.nanoTime) passes.
+   *
+   * @throws IOException if the private service cannot be started or stops answering
+   */
+  static Result run(ClockSource clocks, int rounds, long deadlineNanos, BooleanSupplier stop) throws IOException {
+    Path dir = Files.createTempDirectory("jtraced-warmup"); // 0700
+    String producerSocket = dir.resolve("p").toString();
+    String consumerSocket = dir.resolve("c").toString();
+    try (ServiceHost host = ServiceHost.start(ServiceHost.Options.of(producerSocket, consumerSocket)
+            .withClocks(clocks));
+        IpcClient consumerClient = IpcClient.connect(consumerSocket);
+        IpcClient producerClient = IpcClient.connect(producerSocket);
+        Arena arena = Arena.ofShared()) {
+      BoundService consumer = await(consumerClient.bind("ConsumerPort"));
+      BoundService port = await(producerClient.bind("ProducerPort"));
+      Commands commands = new Commands();
+      await(port.invoke("InitializeConnection", InitializeConnectionRequest.newBuilder()
+          .setSharedMemoryPageSizeHintBytes(PAGE_SIZE).setSharedMemorySizeHintBytes(SMB_SIZE)
+          .setProducerName("jtraced-warmup").build()));
+      port.invokeStreaming("GetAsyncCommand", GetAsyncCommandRequest.getDefaultInstance().toByteString(), -1,
+          commands::onReply);
+      await(port.invoke("RegisterDataSource", RegisterDataSourceRequest.newBuilder()
+          .setDataSourceDescriptor(DataSourceDescriptor.newBuilder().setName(DATA_SOURCE)).build()));
+      Feeder feeder = new Feeder(port, deadlineNanos, stop);
+      long bytesRead = 0;
+      TraceStats.BufferStats discardStats = null;
+      for (int half = 0; half < 2 && !feeder.stopped(); half++) {
         boolean ring = half == 0;
         int halfRounds = ring ? rounds / 2 : rounds - rounds / 2;
-        long bufferKb = ring ? BUFFER_KB : Math.max(BUFFER_KB, (long) halfRounds * SMB_SIZE / 1024 + 1024);
-        String error = session.enableTracing(TraceConfig.newBuilder()
-            .addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb((int) bufferKb)
-                .setFillPolicy(ring ? TraceConfig.BufferConfig.FillPolicy.RING_BUFFER
-                    : TraceConfig.BufferConfig.FillPolicy.DISCARD))
-            .addDataSources(TraceConfig.DataSource.newBuilder()
-                .setConfig(DataSourceConfig.newBuilder().setName(DATA_SOURCE)))
-            .build(), Optional.empty());
-        runner.drain();
-        if (!error.isEmpty() || producer.smb == null || producer.targetBuffer < 0) {
-          throw new IllegalStateException("warm-up session did not start: " + error);
+        long bufferKb = ring ? RING_BUFFER_KB : (long) halfRounds * SMB_SIZE / 1024 * 2 + 1024;
+        commands.reset();
+        CompletableFuture<Reply> session = consumer.invoke("EnableTracing", EnableTracingRequest.newBuilder()
+            .setTraceConfig(TraceConfig.newBuilder()
+                .addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb((int) bufferKb)
+                    .setFillPolicy(ring ? TraceConfig.BufferConfig.FillPolicy.RING_BUFFER
+                        : TraceConfig.BufferConfig.FillPolicy.DISCARD))
+                .addDataSources(TraceConfig.DataSource.newBuilder()
+                    .setConfig(DataSourceConfig.newBuilder().setName(DATA_SOURCE))))
+            .build());
+        int target = await(commands.started);
+        if (commands.smb == null || commands.smbChanged) {
+          commands.smbChanged = false;
+          commands.smb = mapSmb(commands.smbFd, arena);
         }
-        for (int w = 1; w <= WRITERS; w++) {
-          endpoint.registerTraceWriter(w, producer.targetBuffer);
+        SharedMemoryAbi abi = new SharedMemoryAbi(commands.smb, PAGE_SIZE);
+        feeder.newSession();
+        for (int w = 1; w <= Writers.COUNT; w++) {
+          await(port.invoke("RegisterTraceWriter", RegisterTraceWriterRequest.newBuilder()
+              .setTraceWriterId(w).setTargetBuffer(target).build()));
         }
-        SharedMemoryAbi abi = new SharedMemoryAbi(producer.smb.segment(), PAGE_SIZE);
-        for (int round = 0; round < halfRounds && !stop.getAsBoolean(); round++) {
-          // One CommitData per chunk, as a busy SDK sends them (a chunk or two each): the
-          // per-request code runs as often as the per-chunk code and gets compiled as early.
-          for (int page = 0; page < abi.numPages(); page++) {
-            int writer = page % WRITERS + 1;
-            if (!writers.fillChunk(abi, page, writer)) {
-              continue;
-            }
-            int length = move(request, 0, page, producer.targetBuffer);
-            committed++;
-            if (writer == 1 && round % 4 == 3 && page < WRITERS) {
-              // a patch for the chunk, as a writer that fragmented a packet sends
-              length = patch(request, length, producer.targetBuffer, 1, writers.lastChunkId(1));
-              patches++;
-            }
-            if (page == abi.numPages() - 1) {
-              length = putTag(request, length, 3 << 3); // flush_request_id
-              length = putVarint(request, length, 0);
-            }
-            receiver.receive(request, length);
-            runner.drain();
-          }
+        for (int round = 0; round < halfRounds && !feeder.stopped(); round++) {
+          feeder.round(abi, target);
           if (round % READ_EVERY == READ_EVERY - 1 || round == halfRounds - 1) {
-            session.readBuffers(); // the read path's classes and first compiles
-            runner.drain();
+            bytesRead += read(consumer);
           }
         }
-        session.disableTracing();
-        runner.drain();
-        session.freeBuffers();
-        runner.drain();
-        producer.targetBuffer = -1;
+        feeder.settle(abi);
+        if (!ring) {
+          bytesRead += read(consumer);
+          discardStats = GetTraceStatsResponse.parseFrom(await(consumer.invoke("GetTraceStats",
+              GetTraceStatsRequest.getDefaultInstance())).bytes()).getTraceStats().getBufferStats(0);
+        }
+        await(consumer.invoke("DisableTracing", DisableTracingRequest.getDefaultInstance()));
+        await(session);
+        await(consumer.invoke("FreeBuffers", FreeBuffersRequest.getDefaultInstance()));
       }
-      // The clock snapshot a session starts with: compiled, its brackets are tens of ns wide.
-      for (int i = 0; i < CLOCK_SNAPSHOTS && !stop.getAsBoolean(); i++) {
-        clocks.snapshot();
+      return new Result(feeder.committed, feeder.patches, bytesRead, discardStats);
+    } finally {
+      try (var files = Files.list(dir)) {
+        files.forEach(f -> f.toFile().delete());
       }
-      receiver.close();
-      endpoint.disconnect();
-      session.disconnect();
-      runner.drain();
-      return new Result(committed, patches, consumer.bytes);
+      Files.deleteIfExists(dir);
+    }
+  }
+
+  /** As {@link #run(ClockSource, int, long, BooleanSupplier)}, logging instead of throwing. */
+  static void runQuietly(ClockSource clocks, int rounds, long maxMillis) {
+    long start = System.nanoTime();
+    try {
+      Result r = run(clocks, rounds, start + TimeUnit.MILLISECONDS.toNanos(maxMillis), () -> false);
+      LOG.log(Level.DEBUG, () -> "JIT warm-up: " + r.chunksCommitted() + " chunks, " + r.patchesSent()
+          + " patches in " + (System.nanoTime() - start) / 1_000_000 + " ms");
+    } catch (IOException | RuntimeException e) {
+      LOG.log(Level.DEBUG, "JIT warm-up stopped: " + e);
+    }
+  }
+
+  private static MemorySegment mapSmb(int fd, Arena arena) throws IOException {
+    if (fd < 0) {
+      throw new IOException("warm-up: setup_tracing came without a shared memory fd");
+    }
+    try {
+      long size = MemFd.size(fd);
+      if (size != SMB_SIZE) {
+        throw new IOException("warm-up: unexpected SMB size " + size);
+      }
+      return SharedMapping.map(fd, size, arena);
+    } catch (ErrnoException e) {
+      throw new IOException("warm-up: mapping the SMB: " + e.getMessage(), e);
+    } finally {
+      Fds.closeQuietly(fd);
+    }
+  }
+
+  /** ReadBuffers through the consumer port; the bytes read. */
+  private static long read(BoundService consumer) throws IOException {
+    long[] bytes = {0};
+    await(consumer.invokeStreaming("ReadBuffers", ReadBuffersRequest.getDefaultInstance().toByteString(), -1,
+        reply -> {
+          try {
+            for (ReadBuffersResponse.Slice slice : ReadBuffersResponse.parseFrom(reply.bytes()).getSlicesList()) {
+              bytes[0] += slice.getData().size();
+            }
+          } catch (InvalidProtocolBufferException e) {
+            throw new IllegalStateException("warm-up: malformed ReadBuffersResponse", e);
+          }
+        }));
+    return bytes[0];
+  }
+
+  private static <T> T await(CompletableFuture<T> f) throws IOException {
+    try {
+      return f.get(STEP_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+    } catch (ExecutionException e) {
+      throw new IOException("warm-up: " + e.getCause(), e.getCause());
+    } catch (TimeoutException e) {
+      throw new IOException("warm-up: the private service did not answer in " + STEP_TIMEOUT_MS + " ms");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("warm-up interrupted");
+    }
+  }
+
+  /** The producer's GetAsyncCommand stream, on the client's I/O thread. */
+  private static final class Commands {
+    volatile CompletableFuture<Integer> started = new CompletableFuture<>();
+    volatile int smbFd = -1;
+    volatile boolean smbChanged;
+    MemorySegment smb;
+
+    void reset() {
+      started = new CompletableFuture<>();
+    }
+
+    void onReply(Reply reply) {
+      GetAsyncCommandResponse cmd;
+      try {
+        cmd = GetAsyncCommandResponse.parseFrom(reply.bytes());
+      } catch (InvalidProtocolBufferException e) {
+        Fds.closeQuietly(reply.fd());
+        started.completeExceptionally(e);
+        return;
+      }
+      if (cmd.hasSetupTracing()) {
+        Fds.closeQuietly(smbFd);
+        smbFd = reply.fd();
+        smbChanged = true;
+      } else {
+        Fds.closeQuietly(reply.fd());
+      }
+      if (cmd.hasStartDataSource()) {
+        started.complete(cmd.getStartDataSource().getConfig().getTargetBuffer());
+      }
     }
   }
 
   /**
-   * The socket side of a CommitData without the socket: the request framed as a producer sends it
-   * (length prefix, IPCFrame with InvokeMethod, drop_reply), fed through a {@link FrameReader} to
-   * {@link RawInvoke} and the {@link CommitDataDecoder}, the path jtraced's IPC host takes.
+   * Writes the chunks and sends the CommitData requests: the writer thread of a busy SDK app and
+   * its IPC thread in one.
    */
-  private static final class Receiver implements FrameSink {
-    private final ProducerEndpoint endpoint;
-    private final FrameReader reader = new FrameReader(fd -> { });
-    private final RawInvoke invoke = new RawInvoke();
-    private final CommitDataDecoder decoder = new CommitDataDecoder();
-    private final byte[] frame = new byte[64 * 1024 + 32];
-    private long requestId;
+  private static final class Feeder {
+    private final BoundService port;
+    private final long deadlineNanos;
+    private final BooleanSupplier stop;
+    private Writers writers = new Writers();
+    private final byte[] request = new byte[512];
+    private final MemorySegment requestSegment = MemorySegment.ofArray(request);
+    private boolean stopped;
+    private long requests;
+    long committed;
+    long patches;
 
-    Receiver(ProducerEndpoint endpoint) {
-      this.endpoint = endpoint;
+    Feeder(BoundService port, long deadlineNanos, BooleanSupplier stop) {
+      this.port = port;
+      this.deadlineNanos = deadlineNanos;
+      this.stop = stop;
     }
 
-    void close() {
-      reader.close();
+    /** A new session: its writers start their sequences afresh, owing no patch. */
+    void newSession() {
+      writers = new Writers();
     }
 
-    void receive(MemorySegment args, int length) {
-      int at = 4;
-      frame[at++] = 2 << 3; // request_id
-      at = Varints.put(frame, at, ++requestId);
-      frame[at++] = 5 << 3 | 2; // msg_invoke_method
-      int invokeLength = 2 + 2 + 1 + Varints.size(length) + length + 2;
-      at = Varints.put(frame, at, invokeLength);
-      frame[at++] = 1 << 3; // service_id 1 (ProducerPort)
-      frame[at++] = 1;
-      frame[at++] = 2 << 3; // method_id 4 (CommitData)
-      frame[at++] = 4;
-      frame[at++] = 3 << 3 | 2; // args_proto
-      at = Varints.put(frame, at, length);
-      MemorySegment.copy(args, ValueLayout.JAVA_BYTE, 0, frame, at, length);
-      at += length;
-      frame[at++] = 4 << 3; // drop_reply
-      frame[at++] = 1;
-      MemorySegment.ofArray(frame).set(ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN),
-          0, at - 4);
-      if (!reader.feed(frame, 0, at, -1, this)) {
-        throw new IllegalStateException("warm-up frame refused: " + reader.failure());
+    boolean stopped() {
+      if (!stopped && (stop.getAsBoolean() || System.nanoTime() - deadlineNanos > 0)) {
+        stopped = true;
+      }
+      return stopped;
+    }
+
+    /**
+     * One SMB of chunks, each page once, in order, mostly writer 1's as in a one-thread app;
+     * requests of one to three chunks, each with the patches its writers owe.
+     */
+    void round(SharedMemoryAbi abi, int target) throws IOException {
+      int length = 0;
+      int inRequest = 0;
+      for (int page = 0; page < abi.numPages(); page++) {
+        if (!awaitFree(abi, page)) {
+          return;
+        }
+        int writer = page % 4 != 3 ? 1 : 2 + page / 4 % 2;
+        if (writers.patchesOwed(writer) == 2 || writers.patchesOwed(writer) == 1 && page % 2 == 0) {
+          for (int i = 0; i < writers.patchesOwed(writer); i++) {
+            length = patch(requestSegment, length, target, writer, writers.patchChunkId(writer, i),
+                writers.patchOffset(writer, i));
+            patches++;
+          }
+          writers.patchesSent(writer);
+        }
+        writers.fillChunk(abi, page, writer);
+        length = move(requestSegment, length, page, target);
+        committed++;
+        inRequest++;
+        requests++;
+        int chunksPerRequest = 1 + (requests % 3 == 2 ? 1 : 0) + (requests % 7 == 6 ? 1 : 0);
+        if (inRequest >= chunksPerRequest || page == abi.numPages() - 1) {
+          port.invokeNoReply("CommitData", request, 0, length);
+          length = 0;
+          inRequest = 0;
+        }
       }
     }
 
-    @Override
-    public boolean onRawFrame(MemorySegment buffer, long offset, int length) {
-      if (!invoke.read(buffer, offset, length)
-          || !decoder.apply(buffer, invoke.argsOffset(), invoke.argsLength(), endpoint)) {
-        throw new IllegalStateException("warm-up CommitData not taken");
+    /** Waits until the service has freed every page (its chunks copied). */
+    void settle(SharedMemoryAbi abi) {
+      for (int page = 0; page < abi.numPages(); page++) {
+        if (!awaitFree(abi, page)) {
+          return;
+        }
+      }
+    }
+
+    /** Spins, then naps, until page is free; false if the warm-up is to stop or times out. */
+    private boolean awaitFree(SharedMemoryAbi abi, int page) {
+      long start = 0;
+      for (int spins = 0; !abi.isPageFree(page); spins++) {
+        if (spins < 200) {
+          Thread.onSpinWait();
+          continue;
+        }
+        if (start == 0) {
+          start = System.nanoTime();
+        } else if (System.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(STEP_TIMEOUT_MS)) {
+          throw new IllegalStateException("warm-up: the private service does not free its chunks");
+        }
+        if (stopped()) {
+          return false;
+        }
+        LockSupport.parkNanos(20_000);
       }
       return true;
     }
-
-    @Override
-    public void onFrame(IPCFrame frame, int fd) {
-      throw new IllegalStateException("warm-up frame decoded by protobuf");
-    }
-
   }
 
-  /** Writers taking turns at the pages, as a producer's threads do. */
-  private static final int WRITERS = 3;
   /** A TracePacket as a TrackEvent slice with an int debug arg looks (interned name, delta time). */
   private static final byte[] PACKET = {
       0x40, (byte) 0xe8, 0x07, // timestamp
@@ -240,43 +353,65 @@ final class IngestWarmUp {
       0x58, 0x00, // (padding varint field 11)
       0x68, 0x02, // sequence_flags
   };
+  /** The fragment size a writer puts at the end of a chunk after it dropped data (2^28 - 1). */
+  private static final int DROP_PACKET_SIZE = (1 << 28) - 1;
   /** Where a packet split across two chunks is cut. */
   private static final int SPLIT = 9;
 
   /**
-   * The writers' chunks, shaped as the C++ SDK's are: fragment sizes of 1 byte and of 4 (the
-   * redundant varint a writer reserves), and every fourth chunk of a writer ends with a packet
-   * that its next chunk finishes.
+   * The writers' chunks, shaped as the C++ SDK's are under a burst: fragment sizes of 1 byte and
+   * of 4 (the redundant varint a writer reserves); most chunks end with a packet that the writer's
+   * next chunk finishes, flagged as needing a patch of that fragment's size, which a later
+   * CommitData carries (one or two chunks later); one chunk in eleven ends with the drop marker a
+   * writer leaves when it found no free chunk.
    */
   private static final class Writers {
-    private final int[] nextChunkId = new int[WRITERS + 1];
-    private final boolean[] continues = new boolean[WRITERS + 1];
+    static final int COUNT = 3;
+    private final int[] nextChunkId = new int[COUNT + 1];
+    private final boolean[] continues = new boolean[COUNT + 1];
+    private final int[][] owedChunkIds = new int[COUNT + 1][2];
+    private final int[][] owedOffsets = new int[COUNT + 1][2];
+    private final int[] owed = new int[COUNT + 1];
 
-    int lastChunkId(int writer) {
-      return nextChunkId[writer] - 1;
+    int patchesOwed(int writer) {
+      return owed[writer];
     }
 
-    /** Writes one chunk of writer into page's only chunk and marks it complete. */
-    boolean fillChunk(SharedMemoryAbi abi, int page, int writer) {
-      if (abi.isPageFree(page)) {
-        abi.tryPartitionPage(page, PageLayout.DIV1);
-      }
+    int patchChunkId(int writer, int i) {
+      return owedChunkIds[writer][i];
+    }
+
+    int patchOffset(int writer, int i) {
+      return owedOffsets[writer][i];
+    }
+
+    void patchesSent(int writer) {
+      owed[writer] = 0;
+    }
+
+    /** Writes one chunk of writer into page's only chunk (the page is free) and marks it complete. */
+    void fillChunk(SharedMemoryAbi abi, int page, int writer) {
+      abi.tryPartitionPage(page, PageLayout.DIV1);
       int chunkId = nextChunkId[writer];
       boolean first = continues[writer];
-      boolean last = chunkId % 4 == 3;
+      boolean dropped = chunkId % 11 == 10;
+      // A split packet owes a patch: at most two are owed at a time (round() pays them).
+      boolean last = !dropped && chunkId % 5 != 4 && owed[writer] < 2;
       int flags = (first ? ChunkHeader.FIRST_PACKET_CONTINUES_FROM_PREV_CHUNK : 0)
-          | (last ? ChunkHeader.LAST_PACKET_CONTINUES_ON_NEXT_CHUNK : 0);
+          | (last ? ChunkHeader.LAST_PACKET_CONTINUES_ON_NEXT_CHUNK | ChunkHeader.CHUNK_NEEDS_PATCHING : 0);
       int payload = abi.chunkSizeForLayoutBits(PageLayout.DIV1.bits()) - ChunkHeader.SIZE;
-      // Room: the continuation (4 + rest), whole packets of 1- or 4-byte sizes, the split head.
-      int room = payload - (first ? 4 + PACKET.length - SPLIT : 0) - (last ? 4 + SPLIT : 0);
-      int whole = Math.min(room / (PACKET.length + 4), ChunkHeader.MAX_PACKET_COUNT - 2);
-      int packets = whole + (first ? 1 : 0) + (last ? 1 : 0);
+      // Room: the continuation (4 + rest), whole packets of 1- or 4-byte sizes, the split head or
+      // the drop marker.
+      int room = payload - (first ? 4 + PACKET.length - SPLIT : 0) - (last ? 4 + SPLIT : 0) - (dropped ? 4 : 0);
+      int whole = Math.min(room / (PACKET.length + 4), ChunkHeader.MAX_PACKET_COUNT - 3);
+      int packets = whole + (first ? 1 : 0) + (last || dropped ? 1 : 0);
       long chunk = abi.tryAcquireChunkForWriting(page, 0, chunkId, writer, ChunkHeader.packets(packets, flags));
       if (chunk == ChunkHandle.INVALID) {
-        return false;
+        throw new IllegalStateException("warm-up: a free page's chunk cannot be acquired");
       }
       MemorySegment smb = abi.segment();
-      long at = abi.payloadOffset(chunk);
+      long begin = abi.payloadOffset(chunk);
+      long at = begin;
       if (first) {
         at = fragment(smb, at, SPLIT, PACKET.length - SPLIT, true);
       }
@@ -284,21 +419,22 @@ final class IngestWarmUp {
         at = fragment(smb, at, 0, PACKET.length, i % 2 == 1);
       }
       if (last) {
+        owedChunkIds[writer][owed[writer]] = chunkId;
+        owedOffsets[writer][owed[writer]] = (int) (at - begin);
+        owed[writer]++;
         fragment(smb, at, 0, SPLIT, true);
+      } else if (dropped) {
+        putRedundantSize(smb, at, DROP_PACKET_SIZE);
       }
       abi.releaseChunkAsComplete(chunk);
       nextChunkId[writer] = chunkId + 1;
       continues[writer] = last;
-      return true;
     }
 
     /** PACKET[from, from + n) behind its size, as a 4-byte redundant varint or one byte. */
     private static long fragment(MemorySegment smb, long at, int from, int n, boolean fourByteSize) {
       if (fourByteSize) {
-        smb.set(ValueLayout.JAVA_BYTE, at++, (byte) (n | 0x80));
-        smb.set(ValueLayout.JAVA_BYTE, at++, (byte) 0x80);
-        smb.set(ValueLayout.JAVA_BYTE, at++, (byte) 0x80);
-        smb.set(ValueLayout.JAVA_BYTE, at++, (byte) 0x00);
+        at = putRedundantSize(smb, at, n);
       } else {
         smb.set(ValueLayout.JAVA_BYTE, at++, (byte) n);
       }
@@ -307,54 +443,60 @@ final class IngestWarmUp {
     }
   }
 
+  /** n (below 2^28) as a 4-byte varint. */
+  private static long putRedundantSize(MemorySegment out, long at, int n) {
+    out.set(ValueLayout.JAVA_BYTE, at, (byte) (n & 0x7f | 0x80));
+    out.set(ValueLayout.JAVA_BYTE, at + 1, (byte) (n >>> 7 & 0x7f | 0x80));
+    out.set(ValueLayout.JAVA_BYTE, at + 2, (byte) (n >>> 14 & 0x7f | 0x80));
+    out.set(ValueLayout.JAVA_BYTE, at + 3, (byte) (n >>> 21 & 0x7f));
+    return at + 4;
+  }
+
+  /** chunks_to_move { page, chunk 0, target_buffer }. */
   private static int move(MemorySegment out, int at, int page, int targetBuffer) {
-    at = putTag(out, at, 1 << 3 | 2); // chunks_to_move
-    at = putVarint(out, at, 1 + Varints.size(page) + 1 + 1 + 1 + Varints.size(targetBuffer));
-    at = putTag(out, at, 1 << 3);
+    at = putVarint(out, at, 1 << 3 | 2);
+    at = putVarint(out, at, 1 + varintSize(page) + 1 + 1 + 1 + varintSize(targetBuffer));
+    at = putVarint(out, at, 1 << 3);
     at = putVarint(out, at, page);
-    at = putTag(out, at, 2 << 3);
+    at = putVarint(out, at, 2 << 3);
     at = putVarint(out, at, 0);
-    at = putTag(out, at, 3 << 3);
+    at = putVarint(out, at, 3 << 3);
     return putVarint(out, at, targetBuffer);
   }
 
   /**
-   * chunks_to_patch { target_buffer, writer_id, chunk_id, patches { offset 0, data } } rewriting
-   * the chunk's first size field with what it holds (the chunk stays valid): a continuation's
-   * 4-byte size when the chunk has one, else the first 4 bytes of its first whole packet.
+   * chunks_to_patch { target_buffer, writer_id, chunk_id, patches { offset, data } } writing the
+   * split fragment's 4-byte size at offset with the value it already holds (SPLIT), as an SDK
+   * writes a size it learned after committing the chunk.
    */
-  private static int patch(MemorySegment out, int at, int targetBuffer, int writer, int chunkId) {
-    at = putTag(out, at, 2 << 3 | 2);
-    int inner = 1 + Varints.size(targetBuffer) + 2 + 1 + Varints.size(chunkId) + 2 + 8;
+  private static int patch(MemorySegment out, int at, int targetBuffer, int writer, int chunkId, int offset) {
+    at = putVarint(out, at, 2 << 3 | 2);
+    int patchLength = 1 + varintSize(offset) + 2 + 4;
+    int inner = 1 + varintSize(targetBuffer) + 1 + varintSize(writer) + 1 + varintSize(chunkId) + 1
+        + varintSize(patchLength) + patchLength;
     at = putVarint(out, at, inner);
-    at = putTag(out, at, 1 << 3);
+    at = putVarint(out, at, 1 << 3);
     at = putVarint(out, at, targetBuffer);
-    at = putTag(out, at, 2 << 3);
+    at = putVarint(out, at, 2 << 3);
     at = putVarint(out, at, writer);
-    at = putTag(out, at, 3 << 3);
+    at = putVarint(out, at, 3 << 3);
     at = putVarint(out, at, chunkId);
-    at = putTag(out, at, 4 << 3 | 2);
-    at = putVarint(out, at, 8);
-    at = putTag(out, at, 1 << 3);
-    at = putVarint(out, at, 0);
-    at = putTag(out, at, 2 << 3 | 2);
+    at = putVarint(out, at, 4 << 3 | 2);
+    at = putVarint(out, at, patchLength);
+    at = putVarint(out, at, 1 << 3);
+    at = putVarint(out, at, offset);
+    at = putVarint(out, at, 2 << 3 | 2);
     at = putVarint(out, at, 4);
-    boolean continuation = chunkId % 4 == 0 && chunkId > 0;
-    if (continuation) {
-      int n = PACKET.length - SPLIT;
-      out.set(ValueLayout.JAVA_BYTE, at, (byte) (n | 0x80));
-      out.set(ValueLayout.JAVA_BYTE, at + 1, (byte) 0x80);
-      out.set(ValueLayout.JAVA_BYTE, at + 2, (byte) 0x80);
-      out.set(ValueLayout.JAVA_BYTE, at + 3, (byte) 0x00);
-    } else {
-      out.set(ValueLayout.JAVA_BYTE, at, (byte) PACKET.length);
-      MemorySegment.copy(PACKET, 0, out, ValueLayout.JAVA_BYTE, at + 1, 3);
-    }
-    return at + 4;
+    return (int) putRedundantSize(out, at, SPLIT);
   }
 
-  private static int putTag(MemorySegment out, int at, int tag) {
-    return putVarint(out, at, tag);
+  private static int varintSize(long v) {
+    int n = 1;
+    while ((v & ~0x7fL) != 0) {
+      v >>>= 7;
+      n++;
+    }
+    return n;
   }
 
   private static int putVarint(MemorySegment out, int at, long v) {
@@ -364,79 +506,5 @@ final class IngestWarmUp {
     }
     out.set(ValueLayout.JAVA_BYTE, at++, (byte) v);
     return at;
-  }
-
-
-  /** The warm-up's service thread is the warm-up thread; delayed tasks never run. */
-  private static final class DirectRunner implements TaskRunner {
-    private final Thread owner = Thread.currentThread();
-    private final ArrayDeque<Runnable> tasks = new ArrayDeque<>();
-
-    @Override
-    public void post(Runnable task) {
-      tasks.add(task);
-    }
-
-    @Override
-    public Cancellable postDelayed(Runnable task, long delayMs) {
-      return () -> { };
-    }
-
-    @Override
-    public boolean isOnRunnerThread() {
-      return Thread.currentThread() == owner;
-    }
-
-    void drain() {
-      for (Runnable r; (r = tasks.poll()) != null; ) {
-        r.run();
-      }
-    }
-  }
-
-  private static final class Producer implements ProducerCallbacks {
-    SharedMemory smb;
-    int targetBuffer = -1;
-
-    @Override
-    public void setupTracing(SharedMemory memory, int pageSizeKb) {
-      smb = memory;
-    }
-
-    @Override
-    public void setupDataSource(long instanceId, DataSourceConfig config) {
-      targetBuffer = config.getTargetBuffer();
-    }
-
-    @Override
-    public void startDataSource(long instanceId, DataSourceConfig config) {
-      targetBuffer = config.getTargetBuffer();
-    }
-
-    @Override
-    public void stopDataSource(long instanceId) {}
-
-    @Override
-    public void flush(long requestId, long[] dataSourceInstanceIds, long flags) {}
-
-    @Override
-    public void clearIncrementalState(long[] dataSourceInstanceIds) {}
-
-    @Override
-    public void onDisconnectedByService(String reason) {}
-  }
-
-  private static final class Consumer implements ConsumerCallbacks {
-    long bytes;
-
-    @Override
-    public void onTracingDisabled(String error) {}
-
-    @Override
-    public void onTraceData(List<ReadBuffersResponse.Slice> slices, boolean hasMore) {
-      for (ReadBuffersResponse.Slice s : slices) {
-        bytes += s.getData().size();
-      }
-    }
   }
 }

@@ -123,19 +123,16 @@ public final class ServiceHost implements AutoCloseable {
   private final List<ProducerPortService> producerPorts;
   private final IpcHost consumerHost;
   private final List<String> createdFiles;
-  private final ClockSource clocks;
   private boolean closed;
 
   private ServiceHost(LoopTaskRunner runner, TracingService service, List<IpcHost> producerHosts,
-      List<ProducerPortService> producerPorts, IpcHost consumerHost, List<String> createdFiles,
-      ClockSource clocks) {
+      List<ProducerPortService> producerPorts, IpcHost consumerHost, List<String> createdFiles) {
     this.runner = runner;
     this.service = service;
     this.producerHosts = producerHosts;
     this.producerPorts = producerPorts;
     this.consumerHost = consumerHost;
     this.createdFiles = createdFiles;
-    this.clocks = clocks;
   }
 
   /**
@@ -217,7 +214,7 @@ public final class ServiceHost implements AutoCloseable {
           }
         }
         IpcHost consumerHost = hosts.removeLast();
-        return new ServiceHost(runner, service, hosts, ports, consumerHost, files, options.clocks());
+        return new ServiceHost(runner, service, hosts, ports, consumerHost, files);
       } catch (IOException | RuntimeException e) {
         hosts.forEach(IpcHost::close);
         if (unhosted != null) {
@@ -378,19 +375,20 @@ public final class ServiceHost implements AutoCloseable {
   }
 
   /**
-   * Compiles the ingest path before the first producer needs it: a low-priority thread drives a
-   * private service through {@link #WARMUP_ROUNDS} SMBs' worth of commits ({@link IngestWarmUp}),
-   * under a second of one core once, while this host already serves; it gives way as soon as a real
-   * session starts. For long-lived services (jtraced); an embedding that starts a service per test
-   * or per short job can leave it out.
+   * Compiles the ingest path before a service starts ({@link IngestWarmUp}): a private service on
+   * sockets of its own takes {@link #WARMUP_ROUNDS} SMBs of C++-SDK-shaped commits, for at most
+   * {@link #WARMUP_MAX_MS}; everything it made is gone when this returns. About a second of one
+   * core, once: for long-lived services (jtraced), which then take their first burst compiled. A
+   * failure is logged (debug) and only costs the warm-up.
    */
-  public Thread warmUpJit() {
-    long sessions = service.sessionsCreated();
-    return IngestWarmUp.start(clocks, WARMUP_ROUNDS, () -> service.sessionsCreated() != sessions);
+  public static void warmUpJit(ClockSource clocks) {
+    IngestWarmUp.runQuietly(clocks, WARMUP_ROUNDS, WARMUP_MAX_MS);
   }
 
-  /** SMB rounds of the JIT warm-up: enough for C2 to compile the commit and copy path. */
-  static final int WARMUP_ROUNDS = 120;
+  /** SMB rounds of the JIT warm-up: enough for C2 to compile the commit, patch and copy path. */
+  static final int WARMUP_ROUNDS = 240;
+  /** The warm-up's time limit, for slow or busy machines. */
+  static final long WARMUP_MAX_MS = 4_000;
 
   /** Producers connected over all producer sockets (InitializeConnection done). */
   public int connectedProducers() {

@@ -1,30 +1,62 @@
 package org.jperfetto.service.ipc;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.jperfetto.protos.TraceStats;
 import org.jperfetto.service.ClockSource;
 import org.junit.jupiter.api.Test;
 
 class IngestWarmUpTest {
+  private static final long NO_DEADLINE = Long.MAX_VALUE / 2;
+
   @Test
-  void stopsAtTheNextRoundWhenAskedTo() {
-    int[] asked = {0};
-    IngestWarmUp.Result r = IngestWarmUp.run(ClockSource.jdk(), 100, () -> ++asked[0] > 3);
-    assertEquals(3 * 64, r.chunksCommitted(), "three rounds ran, then the ring half and the discard half stopped");
+  void drivesAPrivateServiceOverItsSocketsAsTheCppSdkDoesUnderABurst() throws IOException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    IngestWarmUp.Result r = IngestWarmUp.run(ClockSource.jdk(), 8, deadline, () -> false);
+    // 64 pages of one chunk each, every round: each one committed, copied and freed again.
+    assertEquals(8 * 64, r.chunksCommitted());
+    // Most chunks end with a packet whose size a later CommitData patches.
+    assertTrue(r.patchesSent() > 8 * 64 / 2, "patches: " + r.patchesSent());
+    TraceStats.BufferStats discard = r.discardStats();
+    assertNotNull(discard, "the DISCARD half's buffer stats");
+    assertEquals(4 * 64, discard.getChunksWritten(), discard.toString());
+    // Every patch of the DISCARD half hit its chunk, still in the buffer: none failed.
+    assertEquals(0, discard.getPatchesFailed(), discard.toString());
+    assertTrue(discard.getPatchesSucceeded() > 4 * 64 / 2, discard.toString());
+    // The drop markers (one chunk in eleven) are seen as the writers' packet loss.
+    assertTrue(discard.getTraceWriterPacketLoss() > 0, discard.toString());
+    assertEquals(0, discard.getAbiViolations(), discard.toString());
+    // Each half is read out: at least 150 whole packets of 19 bytes in each 4 KiB chunk of the
+    // DISCARD half, less what the last chunks hold back until their patches come.
+    assertTrue(r.bytesRead() > 3L * 64 * 150 * 19, "bytes read: " + r.bytesRead());
   }
 
   @Test
-  void drivesTheWholeIngestPathOfAPrivateService() {
-    IngestWarmUp.Result r = IngestWarmUp.run(ClockSource.jdk(), 8);
-    // 64 pages of one chunk each, every round: each one committed in place and freed again.
-    assertEquals(8 * 64, r.chunksCommitted());
-    assertEquals(2, r.patchesApplied());
-    // Each half (a ring session, then a DISCARD one) is read out at its end. The DISCARD buffer
-    // keeps all its 4 rounds: at least 150 whole packets of 19 bytes in each 4 KiB chunk, plus
-    // the trusted fields the service appends to each; the ring keeps what its 1 MiB holds.
-    long discardHalf = 4L * 64 * 150 * 19;
-    assertTrue(r.bytesRead() > discardHalf, "bytes read: " + r.bytesRead());
-    assertTrue(r.bytesRead() < 4 * discardHalf, "bytes read: " + r.bytesRead());
+  void stopsAtTheNextRoundWhenAskedToAndLeavesNothingBehind() throws IOException {
+    long before = tempWarmUpDirs();
+    int[] asked = {0};
+    IngestWarmUp.Result r = IngestWarmUp.run(ClockSource.jdk(), 100, NO_DEADLINE, () -> ++asked[0] > 3);
+    assertTrue(r.chunksCommitted() <= 4 * 64, "rounds after stop: " + r.chunksCommitted());
+    assertTrue(r.chunksCommitted() >= 64, "rounds before stop: " + r.chunksCommitted());
+    assertEquals(before, tempWarmUpDirs(), "the private sockets' directory is removed");
+  }
+
+  @Test
+  void aPassedDeadlineStopsItBeforeTheFirstRound() throws IOException {
+    IngestWarmUp.Result r = IngestWarmUp.run(ClockSource.jdk(), 100, System.nanoTime() - 1, () -> false);
+    assertEquals(0, r.chunksCommitted());
+  }
+
+  private static long tempWarmUpDirs() throws IOException {
+    try (Stream<Path> s = Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
+      return s.filter(p -> p.getFileName().toString().startsWith("jtraced-warmup")).count();
+    }
   }
 }
