@@ -85,15 +85,14 @@ public final class Jtraced {
       runRelay(args);
       return;
     }
-    if (!"0".equals(System.getenv(WARMUP_ENV))) {
-      // Before the sockets exist: the first producer meets a compiled ingest path.
-      ServiceHost.warmUpJit(new PosixClockSource());
-    }
     ServiceHost host;
     try {
-      host = ServiceHost.start(ServiceHost.Options.of(args.producerSockets(), args.consumerSocket())
+      ServiceHost.Options options = ServiceHost.Options.of(args.producerSockets(), args.consumerSocket())
           .withConsumerSocketMode(args.consumerSocketMode()).withMaxBufferBytes(args.maxBufferBytes())
-          .withRelayEndpoints(args.relayEndpoints()));
+          .withRelayEndpoints(args.relayEndpoints());
+      // The warm-up runs between bind and serve: the first producer meets a compiled ingest path.
+      host = "0".equals(System.getenv(WARMUP_ENV)) ? ServiceHost.start(options)
+          : ServiceHost.startAfterWarmUp(options);
     } catch (IOException | RuntimeException e) {
       System.err.println("jtraced: " + e.getMessage());
       System.exit(1);

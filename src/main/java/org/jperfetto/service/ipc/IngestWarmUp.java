@@ -12,6 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import org.jperfetto.abi.ChunkHandle;
@@ -154,6 +155,9 @@ final class IngestWarmUp {
     }
   }
 
+  /** Warm-ups ended in this process, however they ended: tests tell "before" from "after" by it. */
+  static final AtomicInteger FINISHED = new AtomicInteger();
+
   /** As {@link #run(ClockSource, int, long, BooleanSupplier)}, logging instead of throwing. */
   static void runQuietly(ClockSource clocks, int rounds, long maxMillis) {
     long start = System.nanoTime();
@@ -163,6 +167,8 @@ final class IngestWarmUp {
           + " patches in " + (System.nanoTime() - start) / 1_000_000 + " ms");
     } catch (IOException | RuntimeException e) {
       LOG.log(Level.DEBUG, "JIT warm-up stopped: " + e);
+    } finally {
+      FINISHED.incrementAndGet();
     }
   }
 

@@ -5,13 +5,18 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.jperfetto.ipc.BoundService;
+import org.jperfetto.ipc.IpcClient;
 import org.jperfetto.protos.TraceStats;
 import org.jperfetto.service.ClockSource;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class IngestWarmUpTest {
   private static final long NO_DEADLINE = Long.MAX_VALUE / 2;
@@ -52,6 +57,34 @@ class IngestWarmUpTest {
   void aPassedDeadlineStopsItBeforeTheFirstRound() throws IOException {
     IngestWarmUp.Result r = IngestWarmUp.run(ClockSource.jdk(), 100, System.nanoTime() - 1, () -> false);
     assertEquals(0, r.chunksCommitted());
+  }
+
+  @Test
+  void jtracedsSocketsExistDuringTheWarmUpAndAClientThatConnectsThenIsServedAfterIt(@TempDir Path dir)
+      throws Exception {
+    String producer = dir.resolve("p").toString();
+    String consumer = dir.resolve("c").toString();
+    int warmUpsBefore = IngestWarmUp.FINISHED.get();
+    CompletableFuture<ServiceHost> host = CompletableFuture.supplyAsync(() -> {
+      try {
+        return ServiceHost.startAfterWarmUp(ServiceHost.Options.of(producer, consumer));
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    });
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!Files.exists(Path.of(consumer)) && System.nanoTime() < deadline) {
+      Thread.sleep(1);
+    }
+    assertTrue(Files.exists(Path.of(consumer)), "the consumer socket is bound before the warm-up ends");
+    assertEquals(warmUpsBefore, IngestWarmUp.FINISHED.get(), "still warming up when the socket appeared");
+    try (IpcClient client = IpcClient.connect(producer)) {
+      BoundService port = client.bind("ProducerPort").get(30, TimeUnit.SECONDS);
+      assertTrue(port.hasMethod("CommitData"));
+      assertEquals(warmUpsBefore + 1, IngestWarmUp.FINISHED.get(), "answered only after the warm-up");
+    } finally {
+      host.get(30, TimeUnit.SECONDS).close();
+    }
   }
 
   private static long tempWarmUpDirs() throws IOException {
