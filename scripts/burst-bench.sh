@@ -12,7 +12,8 @@
 #   -r   bursts (default 3); each into a freshly started service, unless -w (one warm service)
 #   -c   the consumer: perfetto ($UPSTREAM_OUT/perfetto, the default when present) or jperfetto
 #   JTRACED_BIN: the directory of the jtraced to run (another build's, to compare two versions);
-#   BURST_DELAY: seconds between the service's sockets appearing and the producer starting (0.3)
+#   BURST_DELAY: seconds between the service being up (traced: its sockets exist; jtraced: its ready
+#   line, printed after its JIT warm-up) and the producer starting (0.3)
 #   -e PID  use the service already listening on $PERFETTO_{PRODUCER,CONSUMER}_SOCK_NAME (pid PID,
 #        for its CPU figures) instead of starting one: to run it under a profiler
 #
@@ -66,6 +67,11 @@ start_service() {
   fi
   svc=$!
   for _ in $(seq 200); do [ -S "$dir/c.sock" ] && [ -S "$dir/p.sock" ] && break; sleep 0.05; done
+  # jtraced binds at once but serves after its JIT warm-up: it is started when it says it listens
+  # (traced serves as soon as its sockets exist).
+  if [ "$service" = jtraced ]; then
+    for _ in $(seq 400); do grep -q '^jtraced: listening on' "$dir/service.log" && break; sleep 0.025; done
+  fi
 }
 
 record() {
