@@ -35,6 +35,14 @@ final class SharedMemoryArbiter {
     /** Pending work exists; arrange for {@link #drainTo} to be called soon, off the caller's thread. */
     void commitPending();
 
+    /**
+     * Pending work exists that may wait a little ({@link #LATE_DRAIN_MS}): arrange for
+     * {@link #drainTo} then, on another thread. By default, as {@link #commitPending()}.
+     */
+    default void commitSoon() {
+      commitPending();
+    }
+
     /** A writer was created for target_buffer (RegisterTraceWriter). */
     default void registerTraceWriter(int writerId, int targetBuffer) {}
 
@@ -52,6 +60,18 @@ final class SharedMemoryArbiter {
   private int pageIndex; // guarded by lock
   private CommitBatch pending = new CommitBatch(); // guarded by lock
   private boolean drainRequested; // guarded by lock
+  /** A late drain is on its way (commitSoon), for chunks held back below commitBatchChunks. */
+  private boolean lateDrainScheduled; // guarded by lock
+  /**
+   * Completed chunks a batch collects before the writer that completes one sends it: 1 (every
+   * chunk at once) for an SMB of up to 127 pages, then one in 64 of the SMB's pages (64 for a
+   * 16 MiB SMB of 4 KiB pages). A CommitData is a syscall and a wake-up of the service, several
+   * microseconds of the writer's thread; with a large SMB holding back 1/64 of it costs no
+   * headroom, and the rest is sent within {@link #LATE_DRAIN_MS} by the sink's own thread.
+   */
+  private final int commitBatchChunks;
+  /** How long chunks held back for a batch may wait for the next one. */
+  static final long LATE_DRAIN_MS = 2;
   private final BitSet writerIds = new BitSet(); // guarded by lock
   /** Live writers by id, for flushes. */
   private final TraceWriter[] writers = new TraceWriter[ChunkHeader.MAX_WRITER_ID + 1]; // guarded by lock
@@ -71,6 +91,12 @@ final class SharedMemoryArbiter {
     this.abi = abi;
     this.sink = sink;
     this.processBarrier = processBarrier;
+    this.commitBatchChunks = Math.max(1, abi.numPages() / 64);
+  }
+
+  /** Completed chunks a CommitData waits for before a writer sends it (1: each at once). */
+  int commitBatchChunks() {
+    return commitBatchChunks;
   }
 
   SharedMemoryAbi abi() {
@@ -200,7 +226,7 @@ final class SharedMemoryArbiter {
    * front of patches that are filled in (they leave the list).
    */
   void returnCompletedChunk(long chunk, int writerId, int targetBuffer, PatchList patches) {
-    boolean drain;
+    int when;
     synchronized (lock) {
       int page = abi.releaseChunkAsComplete(chunk);
       if (page == SharedMemoryAbi.INVALID_PAGE) {
@@ -208,22 +234,42 @@ final class SharedMemoryArbiter {
       }
       pending.addMove(page, ChunkHandle.chunkIndex(chunk), targetBuffer, ChunkHandle.chunkSize(chunk));
       takePatchesLocked(writerId, targetBuffer, patches);
-      drain = shouldDrainLocked();
+      when = drainWhenLocked();
     }
-    if (drain) {
-      sink.commitPending();
-    }
+    askSink(when);
   }
 
   /** Queues the filled-in patches at the front of patches (without returning a chunk). */
   void sendPatches(int writerId, int targetBuffer, PatchList patches) {
-    boolean drain;
+    int when;
     synchronized (lock) {
       takePatchesLocked(writerId, targetBuffer, patches);
-      drain = shouldDrainLocked();
+      when = drainWhenLocked();
     }
-    if (drain) {
+    askSink(when);
+  }
+
+  private static final int DRAIN_NONE = 0;
+  private static final int DRAIN_NOW = 1;
+  private static final int DRAIN_LATE = 2;
+
+  /** A full batch goes now; less waits for one late drain (at most one asked for at a time). */
+  private int drainWhenLocked() {
+    if (pending.moves >= commitBatchChunks) {
+      return shouldDrainLocked() ? DRAIN_NOW : DRAIN_NONE;
+    }
+    if (drainRequested || lateDrainScheduled) {
+      return DRAIN_NONE;
+    }
+    lateDrainScheduled = true;
+    return DRAIN_LATE;
+  }
+
+  private void askSink(int when) {
+    if (when == DRAIN_NOW) {
       sink.commitPending();
+    } else if (when == DRAIN_LATE) {
+      sink.commitSoon();
     }
   }
 
@@ -282,6 +328,7 @@ final class SharedMemoryArbiter {
       CommitBatch taken = pending;
       pending = into;
       drainRequested = false;
+      lateDrainScheduled = false;
       return taken;
     }
   }

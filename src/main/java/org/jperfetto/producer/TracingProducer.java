@@ -840,6 +840,19 @@ public final class TracingProducer implements AutoCloseable {
       }
     }
 
+    /** A batch below its size waits on the producer thread for a few ms, then goes anyway. */
+    @Override
+    public void commitSoon() {
+      if (lost || closed) {
+        return;
+      }
+      try {
+        executor.schedule(drainTask, SharedMemoryArbiter.LATE_DRAIN_MS, TimeUnit.MILLISECONDS);
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        // closing
+      }
+    }
+
     private void drain() {
       synchronized (drainLock) {
         SharedMemoryArbiter a = arbiter;

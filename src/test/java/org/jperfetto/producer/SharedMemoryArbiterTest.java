@@ -125,4 +125,60 @@ class SharedMemoryArbiterTest {
       assertTrue(arbiter.stalls() > 0);
     }
   }
+
+  /** Counts what the arbiter asks of its sink. */
+  private static final class CountingSink implements SharedMemoryArbiter.CommitSink {
+    int now;
+    int soon;
+
+    @Override
+    public void commitPending() {
+      now++;
+    }
+
+    @Override
+    public void commitSoon() {
+      soon++;
+    }
+  }
+
+  private static SharedMemoryArbiter arbiterOver(int pages, CountingSink sink, java.lang.foreign.Arena arena) {
+    return new SharedMemoryArbiter(new org.jperfetto.abi.SharedMemoryAbi(arena.allocate(pages * 4096L, 4096), 4096),
+        sink, () -> false);
+  }
+
+  @Test
+  void aLargeSmbSendsChunksInBatchesAndLeavesFewerToOneLateDrain() {
+    try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+      CountingSink sink = new CountingSink();
+      SharedMemoryArbiter arbiter = arbiterOver(256, sink, arena);
+      assertEquals(4, arbiter.commitBatchChunks(), "one in 64 of 256 pages");
+      PatchList patches = new PatchList();
+      for (int i = 0; i < 3; i++) {
+        arbiter.returnCompletedChunk(arbiter.getNewChunk(1, i, (short) 0, BufferExhaustedPolicy.DROP), 1, 1, patches);
+      }
+      assertEquals(0, sink.now, "three chunks wait for the fourth");
+      assertEquals(1, sink.soon, "one late drain covers them");
+      arbiter.returnCompletedChunk(arbiter.getNewChunk(1, 3, (short) 0, BufferExhaustedPolicy.DROP), 1, 1, patches);
+      assertEquals(1, sink.now, "the fourth sends the batch");
+      assertEquals(4, arbiter.drainTo(new CommitBatch()).moves);
+      arbiter.returnCompletedChunk(arbiter.getNewChunk(1, 4, (short) 0, BufferExhaustedPolicy.DROP), 1, 1, patches);
+      assertEquals(2, sink.soon, "after a drain, the next held-back chunk gets a late drain of its own");
+      arbiter.requestDrain();
+      assertEquals(2, sink.now, "a writer's flush sends what is held back at once");
+    }
+  }
+
+  @Test
+  void aSmallSmbSendsEachChunkAtOnce() {
+    try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+      CountingSink sink = new CountingSink();
+      SharedMemoryArbiter arbiter = arbiterOver(64, sink, arena); // the default 256 KiB of 4 KiB pages
+      assertEquals(1, arbiter.commitBatchChunks());
+      PatchList patches = new PatchList();
+      arbiter.returnCompletedChunk(arbiter.getNewChunk(1, 0, (short) 0, BufferExhaustedPolicy.DROP), 1, 1, patches);
+      assertEquals(1, sink.now);
+      assertEquals(0, sink.soon);
+    }
+  }
 }
