@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.jperfetto.agent.boot.MethodHooks;
 import org.jperfetto.producer.BufferExhaustedPolicy;
-import org.jperfetto.producer.FreeOnCommitSmb;
+import org.jperfetto.producer.DetachedInstance;
 import org.jperfetto.producer.track.TrackEvent;
 import org.jperfetto.protos.DataSourceConfig;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -58,7 +58,7 @@ public class MethodHooksBench {
   @Param({"off", "on"})
   public String session;
 
-  private FreeOnCommitSmb tracing;
+  private DetachedInstance tracing;
   private int x;
 
   @Setup(Level.Trial)
@@ -69,7 +69,7 @@ public class MethodHooksBench {
     slices.bind(te);
     MethodHooks.install(slices);
     if (session.equals("on")) {
-      tracing = FreeOnCommitSmb.start(te.dataSource(), DataSourceConfig.newBuilder()
+      tracing = DetachedInstance.start(te.dataSource(), DataSourceConfig.newBuilder()
           .setName(TrackEvent.DATA_SOURCE_NAME).setTargetBuffer(0).build());
     }
     if (MethodHooks.isEnabled() != session.equals("on")) {

@@ -2,7 +2,7 @@ package org.jperfetto.producer.track;
 
 import java.util.concurrent.TimeUnit;
 import org.jperfetto.producer.BufferExhaustedPolicy;
-import org.jperfetto.producer.FreeOnCommitSmb;
+import org.jperfetto.producer.DetachedInstance;
 import org.jperfetto.protos.DataSourceConfig;
 import org.jperfetto.protos.TrackEventConfig;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -20,7 +20,7 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * TrackEvent trace points into a real SMB whose chunks an in-process fake service frees at once
- * ({@link FreeOnCommitSmb}): the cost of the trace point itself, chunk turnover included, no IPC.
+ * ({@link DetachedInstance}): the cost of the trace point itself, chunk turnover included, no IPC.
  * Run with -prof gc: the target is 0 B/op for every trace point. {@link TrackEventSocketBench} has
  * the end-to-end figure.
  */
@@ -34,7 +34,7 @@ public class TrackEventBench {
   private final Category enabled = Category.of("bench");
   private final Category disabled = Category.of("bench.off");
   private final Track counterTrack = Track.counter("bench_counter");
-  private FreeOnCommitSmb tracing;
+  private DetachedInstance tracing;
   private TrackEvent te;
   private long i;
 
@@ -42,7 +42,7 @@ public class TrackEventBench {
   public void setUp() {
     te = TrackEvent.builder().categories(enabled, disabled).processName("track_bench")
         .bufferExhaustedPolicy(BufferExhaustedPolicy.STALL).build();
-    tracing = FreeOnCommitSmb.start(te.dataSource(), DataSourceConfig.newBuilder()
+    tracing = DetachedInstance.start(te.dataSource(), DataSourceConfig.newBuilder()
         .setName(TrackEvent.DATA_SOURCE_NAME).setTargetBuffer(0)
         .setTrackEventConfig(TrackEventConfig.newBuilder().addDisabledCategories("bench.off")).build());
     if (!enabled.isEnabled() || disabled.isEnabled()) {

@@ -7,7 +7,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import org.jperfetto.producer.BufferExhaustedPolicy;
-import org.jperfetto.producer.FreeOnCommitSmb;
+import org.jperfetto.producer.DetachedInstance;
 import org.jperfetto.protos.DataSourceConfig;
 import org.jperfetto.protos.TrackEventConfig;
 
@@ -73,7 +73,7 @@ public final class TrackEventCpuTime {
         continue;
       }
       TrackEventCpuTime b = new TrackEventCpuTime();
-      try (FreeOnCommitSmb tracing = FreeOnCommitSmb.start(b.te.dataSource(), DataSourceConfig.newBuilder()
+      try (DetachedInstance tracing = DetachedInstance.start(b.te.dataSource(), DataSourceConfig.newBuilder()
           .setName(TrackEvent.DATA_SOURCE_NAME).setTargetBuffer(0)
           .setTrackEventConfig(TrackEventConfig.newBuilder().addDisabledCategories("bench.off")).build())) {
         long best = Long.MAX_VALUE;

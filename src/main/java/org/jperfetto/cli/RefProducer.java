@@ -57,6 +57,8 @@ public final class RefProducer implements Subcommand {
       err.println("jperfetto ref-producer: " + e.getMessage());
       return Jperfetto.EXIT_ERROR;
     }
+    // As an app that traces a burst soon after start should: the trace point path compiled meanwhile.
+    Thread.ofPlatform().name("trackevent-warmup").daemon().start(TrackEvent::warmUpJit);
     TrackEvent te = TrackEvent.builder().categories(REF, REF_COUNTER).processName("ref-producer").build();
     TracingProducer.Builder builder = TracingProducer.builder("ref-producer")
         .socketPath(Demo.producerSocket(ctx.env())).dataSource(te.dataSource());

@@ -97,6 +97,33 @@ class InProcessTrackEventIT {
   }
 
   @Test
+  void theJitWarmUpRunsBesideARealSessionAndLeavesNothingInIt() throws Exception {
+    Category app = Category.of("app");
+    TrackEvent te = TrackEvent.builder().categories(app).processName("warm_app").build();
+    Path file = dir.resolve("warm.perfetto-trace");
+    int n = 300;
+    try (InProcessTracing tracing = InProcessTracing.start(
+        TracingProducer.builder("warm-app").dataSource(te.dataSource()))) {
+      try (InProcessSession s = tracing.newSession(config()).writeTo(file).start()) {
+        long[] warmUpEvents = {0};
+        Thread warmUp = Thread.ofPlatform().start(() -> warmUpEvents[0] = TrackEvent.warmUpJit());
+        for (int i = 0; i < n; i++) {
+          te.begin(app, "real_step", "i", i);
+          te.end(app);
+        }
+        warmUp.join();
+        assertTrue(warmUpEvents[0] >= TrackEvent.WARMUP_EVENTS, "warm-up events: " + warmUpEvents[0]);
+        assertTrue(app.isEnabled(), "the app's own session is untouched by the warm-up's instance");
+      }
+    }
+    DecodedEvents d = decode(Files.readAllBytes(file));
+    assertEquals(List.of(), d.errors);
+    assertEquals(n, d.named("real_step").size());
+    assertTrue(d.named("warmup_slice").isEmpty() && d.named("warmup_instant").isEmpty(),
+        "nothing of the warm-up reaches a trace");
+  }
+
+  @Test
   void inMemorySessionHasTheSameEventsAsAFileSession() throws Exception {
     Category app = Category.of("app");
     TrackEvent te = TrackEvent.builder().categories(app).build();

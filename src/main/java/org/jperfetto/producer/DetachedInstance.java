@@ -7,20 +7,26 @@ import org.jperfetto.abi.SharedMemoryAbi;
 import org.jperfetto.protos.DataSourceConfig;
 
 /**
- * No service at all, for benchmarks of layers above the producer (TrackEvent): one instance of a
- * data source started on an in-process 256 KiB SMB whose committed chunks are freed at once, on
- * the committing thread, the way {@link TracingProducer} would set it up and start it. What a
- * trace point costs is then the trace point, not the IPC or a service. (Not to be confused with
- * org.jperfetto.tracing.InProcessTracing, which embeds a real service.)
+ * A data source's instance started with no service at all: on a private in-process 256 KiB SMB
+ * whose committed chunks are freed at once, on the committing thread, set up and started the way
+ * {@link TracingProducer} does it. Nothing written reaches any trace. What runs is the producer's
+ * own trace point path (TraceWriter, chunks, commits): for the JIT warm-up of a layer above it
+ * ({@code TrackEvent.warmUpJit()}) and for benchmarks of what a trace point costs without IPC or a
+ * service.
+ *
+ * <p>The data source must have no other instance meanwhile (a private one, typically); close
+ * releases its slot.
  */
-public final class FreeOnCommitSmb implements AutoCloseable {
-  private final Arena arena = Arena.ofShared();
+public final class DetachedInstance implements AutoCloseable {
+  private final Arena arena = Arena.ofAuto(); // freed when unreachable: no writer can outlive it
   private final SharedMemoryArbiter arbiter;
   private final SharedMemoryAbi abi;
+  private final DataSource<?> dataSource;
+  private final int index;
   private CommitBatch spare = new CommitBatch();
   private long chunksFreed;
 
-  private <S> FreeOnCommitSmb(DataSource<S> dataSource, DataSourceConfig config) {
+  private <S> DetachedInstance(DataSource<S> dataSource, DataSourceConfig config) {
     MemorySegment smb = arena.allocate(256 * 1024, 4096);
     abi = new SharedMemoryAbi(smb, 4096);
     arbiter = new SharedMemoryArbiter(new SharedMemoryAbi(smb, 4096), new SharedMemoryArbiter.CommitSink() {
@@ -29,19 +35,21 @@ public final class FreeOnCommitSmb implements AutoCloseable {
         freeCommitted();
       }
     });
+    this.dataSource = dataSource;
     DataSourceInstance<S> instance = new DataSourceInstance<>(1, 0, config);
+    index = instance.index();
     dataSource.setUp(instance, arbiter, config.getTargetBuffer());
     instance.state(dataSource.handler().onSetup(instance));
     dataSource.handler().onStart(instance);
-    dataSource.activate(0);
+    dataSource.activate(index);
   }
 
-  /** Starts dataSource with config (its handler's onSetup and onStart run here). */
-  public static FreeOnCommitSmb start(DataSource<?> dataSource, DataSourceConfig config) {
-    return new FreeOnCommitSmb(dataSource, config);
+  /** Starts dataSource's instance 0 with config (its handler's onSetup and onStart run here). */
+  public static DetachedInstance start(DataSource<?> dataSource, DataSourceConfig config) {
+    return new DetachedInstance(dataSource, config);
   }
 
-  private void freeCommitted() {
+  private synchronized void freeCommitted() {
     // The least a service does to free a chunk (acquire it for reading, release it as free): the
     // real one also validates and copies it, on its own thread, which is not the trace point's cost.
     CommitBatch batch = arbiter.drainTo(spare);
@@ -55,12 +63,13 @@ public final class FreeOnCommitSmb implements AutoCloseable {
     spare = batch;
   }
 
-  public long chunksFreed() {
+  public synchronized long chunksFreed() {
     return chunksFreed;
   }
 
+  /** Stops the instance (no more writes go to it) and frees its slot. */
   @Override
   public void close() {
-    arena.close();
+    dataSource.release(index);
   }
 }
