@@ -4,12 +4,14 @@
 # 256 MiB DISCARD buffer; per run it prints the producer's rate, the share of slices kept, and the
 # service's CPU while ingesting and while the trace is read out.
 #
-#   scripts/burst-bench.sh [-s jtraced|traced] [-p java|cpp] [-n N] [-k SMB_KB] [-r RUNS] [-w]
+#   scripts/burst-bench.sh [-s jtraced|traced] [-p java|cpp] [-n N] [-k SMB_KB] [-r RUNS] [-w] [-f]
 #
 #   -s   the service (default jtraced); traced needs $UPSTREAM_OUT/traced
 #   -p   the producer: java (jperfetto ref-producer) or cpp (the C++ SDK app at $REF_APP)
 #   -n   slices per burst (default 1000000); -k the producer's SMB size hint in KiB (0: default)
 #   -r   bursts (default 3); each into a freshly started service, unless -w (one warm service)
+#   -f   write_into_file: the service writes the trace into the CLI's file itself (every second and
+#        at the end) instead of the CLI reading it out
 #   -c   the consumer: perfetto ($UPSTREAM_OUT/perfetto, the default when present) or jperfetto
 #   JTRACED_BIN: the directory of the jtraced to run (another build's, to compare two versions);
 #   BURST_DELAY: seconds between the service being up (traced: its sockets exist; jtraced: its ready
@@ -25,12 +27,12 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 B=${JPERFETTO_BIN:-$here/target/jperfetto/bin}
 S=${JTRACED_BIN:-$B}   # where jtraced comes from (another build's, to compare two versions)
 U=${UPSTREAM_OUT:-}
-service=jtraced producer=java n=1000000 smb_kb=0 runs=3 warm=0 consumer= external=
-while getopts "s:p:n:k:r:c:e:w" o; do
+service=jtraced producer=java n=1000000 smb_kb=0 runs=3 warm=0 consumer= external= into_file=0
+while getopts "s:p:n:k:r:c:e:wf" o; do
   case $o in
     s) service=$OPTARG ;; p) producer=$OPTARG ;; n) n=$OPTARG ;; k) smb_kb=$OPTARG ;;
-    r) runs=$OPTARG ;; c) consumer=$OPTARG ;; e) external=$OPTARG; warm=1 ;; w) warm=1 ;;
-    *) sed -n '2,18p' "$0"; exit 1 ;;
+    r) runs=$OPTARG ;; c) consumer=$OPTARG ;; e) external=$OPTARG; warm=1 ;; w) warm=1 ;; f) into_file=1 ;;
+    *) awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"; exit 1 ;;
   esac
 done
 [ -x "$B/jperfetto" ] || { echo "no $B/jperfetto: run ./mvnw -B -q package -DskipTests first" >&2; exit 1; }
@@ -54,6 +56,9 @@ buffers { size_kb: 262144 fill_policy: DISCARD }
 data_sources { config { name: "track_event" } }
 duration_ms: $dur_ms
 EOF
+if [ "$into_file" = 1 ]; then
+  printf 'write_into_file: true\nfile_write_period_ms: 1000\n' >> "$dir/cfg.pbtxt"
+fi
 
 # utime+stime of a pid in clock ticks
 ticks() { awk '{print $14+$15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
@@ -86,7 +91,7 @@ run_producer() {
   fi
 }
 
-echo "# service=$service producer=$producer consumer=$consumer n=$n smb_kb=$smb_kb warm=$warm"
+echo "# service=$service producer=$producer consumer=$consumer n=$n smb_kb=$smb_kb warm=$warm write_into_file=$into_file"
 [ "$warm" = 1 ] && start_service
 for r in $(seq "$runs"); do
   [ "$warm" = 1 ] || start_service

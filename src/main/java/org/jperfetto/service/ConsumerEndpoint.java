@@ -107,7 +107,11 @@ public interface ConsumerEndpoint {
 
   /** The sink for write_into_file sessions (issue 6): a file the consumer passed. */
   interface TraceFileSink {
+    /** Takes data (it may hold it back until {@link #flush()}). */
     void write(java.nio.ByteBuffer data) throws java.io.IOException;
+
+    /** Writes out whatever {@link #write} held back. */
+    default void flush() throws java.io.IOException {}
 
     /**
      * Writes everything written into this file so far into target (cloning a write_into_file

@@ -48,6 +48,7 @@ final class SessionReader {
     TraceFileDrain drain = new TraceFileDrain(s.fileSink, s.bytesWrittenIntoFile,
         s.config.getMaxFileSizeBytes());
     readInto(s, drain);
+    drain.finish();
     s.bytesWrittenIntoFile = drain.bytesWritten();
     if (drain.stopped()) {
       if (drain.failure() != null) {

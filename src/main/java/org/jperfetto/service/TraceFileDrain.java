@@ -45,6 +45,19 @@ final class TraceFileDrain extends PacketGlue {
   @Override
   void onBatchEnd(boolean hasMore) {}
 
+  /** Writes out what the sink held back (after the drain's last packet). */
+  void finish() {
+    if (failure != null) {
+      return;
+    }
+    try {
+      sink.flush();
+    } catch (IOException | RuntimeException e) {
+      stopped = true;
+      failure = e.getMessage() != null ? e.getMessage() : e.toString();
+    }
+  }
+
   long bytesWritten() {
     return written;
   }
