@@ -29,7 +29,7 @@ public final class DetachedInstance implements AutoCloseable {
   private <S> DetachedInstance(DataSource<S> dataSource, DataSourceConfig config) {
     MemorySegment smb = arena.allocate(256 * 1024, 4096);
     abi = new SharedMemoryAbi(smb, 4096);
-    arbiter = new SharedMemoryArbiter(new SharedMemoryAbi(smb, 4096), new SharedMemoryArbiter.CommitSink() {
+    arbiter = new SharedMemoryArbiter(abi, new SharedMemoryArbiter.CommitSink() {
       @Override
       public void commitPending() {
         freeCommitted();

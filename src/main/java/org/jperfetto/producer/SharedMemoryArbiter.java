@@ -226,7 +226,7 @@ final class SharedMemoryArbiter {
    * front of patches that are filled in (they leave the list).
    */
   void returnCompletedChunk(long chunk, int writerId, int targetBuffer, PatchList patches) {
-    int when;
+    Drain when;
     synchronized (lock) {
       int page = abi.releaseChunkAsComplete(chunk);
       if (page == SharedMemoryAbi.INVALID_PAGE) {
@@ -241,7 +241,7 @@ final class SharedMemoryArbiter {
 
   /** Queues the filled-in patches at the front of patches (without returning a chunk). */
   void sendPatches(int writerId, int targetBuffer, PatchList patches) {
-    int when;
+    Drain when;
     synchronized (lock) {
       takePatchesLocked(writerId, targetBuffer, patches);
       when = drainWhenLocked();
@@ -249,26 +249,32 @@ final class SharedMemoryArbiter {
     askSink(when);
   }
 
-  private static final int DRAIN_NONE = 0;
-  private static final int DRAIN_NOW = 1;
-  private static final int DRAIN_LATE = 2;
+  /** What a writer that queued something asks of the sink. */
+  private enum Drain { NONE, NOW, LATE }
 
-  /** A full batch goes now; less waits for one late drain (at most one asked for at a time). */
-  private int drainWhenLocked() {
-    if (pending.moves >= commitBatchChunks) {
-      return shouldDrainLocked() ? DRAIN_NOW : DRAIN_NONE;
+  /**
+   * A full batch goes now (upstream's batch period is 0 ms: the first item schedules the drain and
+   * what arrives before it runs rides along); less waits for one late drain, asked for once.
+   */
+  private Drain drainWhenLocked() {
+    if (drainRequested) {
+      return Drain.NONE;
     }
-    if (drainRequested || lateDrainScheduled) {
-      return DRAIN_NONE;
+    if (pending.moves >= commitBatchChunks) {
+      drainRequested = true;
+      return Drain.NOW;
+    }
+    if (lateDrainScheduled) {
+      return Drain.NONE;
     }
     lateDrainScheduled = true;
-    return DRAIN_LATE;
+    return Drain.LATE;
   }
 
-  private void askSink(int when) {
-    if (when == DRAIN_NOW) {
+  private void askSink(Drain when) {
+    if (when == Drain.NOW) {
       sink.commitPending();
-    } else if (when == DRAIN_LATE) {
+    } else if (when == Drain.LATE) {
       sink.commitSoon();
     }
   }
@@ -303,19 +309,6 @@ final class SharedMemoryArbiter {
     if (drain) {
       sink.commitPending();
     }
-  }
-
-  /**
-   * Upstream's batch period is 0 ms: the first item of a batch schedules its drain, and what
-   * arrives before the drain runs rides along. (Patches and a half-full buffer, which upstream
-   * sends at once, are covered by that.)
-   */
-  private boolean shouldDrainLocked() {
-    if (drainRequested) {
-      return false;
-    }
-    drainRequested = true;
-    return true;
   }
 
   /**

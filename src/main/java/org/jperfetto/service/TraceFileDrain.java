@@ -37,8 +37,7 @@ final class TraceFileDrain extends PacketGlue {
       sink.write(packet.asReadOnlyByteBuffer());
       written += size;
     } catch (IOException | RuntimeException e) {
-      stopped = true;
-      failure = e.getMessage() != null ? e.getMessage() : e.toString();
+      fail(e);
     }
   }
 
@@ -53,9 +52,13 @@ final class TraceFileDrain extends PacketGlue {
     try {
       sink.flush();
     } catch (IOException | RuntimeException e) {
-      stopped = true;
-      failure = e.getMessage() != null ? e.getMessage() : e.toString();
+      fail(e);
     }
+  }
+
+  private void fail(Exception e) {
+    stopped = true;
+    failure = e.getMessage() != null ? e.getMessage() : e.toString();
   }
 
   long bytesWritten() {

@@ -19,6 +19,7 @@ import org.jperfetto.abi.ChunkHandle;
 import org.jperfetto.abi.ChunkHeader;
 import org.jperfetto.abi.PageLayout;
 import org.jperfetto.abi.SharedMemoryAbi;
+import org.jperfetto.abi.Varints;
 import org.jperfetto.ipc.BoundService;
 import org.jperfetto.ipc.IpcClient;
 import org.jperfetto.ipc.Reply;
@@ -263,7 +264,6 @@ final class IngestWarmUp {
     private final BooleanSupplier stop;
     private Writers writers = new Writers();
     private final byte[] request = new byte[512];
-    private final MemorySegment requestSegment = MemorySegment.ofArray(request);
     private boolean stopped;
     private long requests;
     long committed;
@@ -303,14 +303,14 @@ final class IngestWarmUp {
         int writer = page % 4 != 3 ? 2 : page % 8 == 3 ? 3 : 1;
         if (writers.patchesOwed(writer) == 2 || writers.patchesOwed(writer) == 1 && page % 2 == 0) {
           for (int i = 0; i < writers.patchesOwed(writer); i++) {
-            length = patch(requestSegment, length, target, writer, writers.patchChunkId(writer, i),
+            length = patch(request, length, target, writer, writers.patchChunkId(writer, i),
                 writers.patchOffset(writer, i));
             patches++;
           }
           writers.patchesSent(writer);
         }
         writers.fillChunk(abi, page, writer);
-        length = move(requestSegment, length, page, target);
+        length = move(request, length, page, target);
         committed++;
         inRequest++;
         requests++;
@@ -463,15 +463,15 @@ final class IngestWarmUp {
   }
 
   /** chunks_to_move { page, chunk 0, target_buffer }. */
-  private static int move(MemorySegment out, int at, int page, int targetBuffer) {
-    at = putVarint(out, at, 1 << 3 | 2);
-    at = putVarint(out, at, 1 + varintSize(page) + 1 + 1 + 1 + varintSize(targetBuffer));
-    at = putVarint(out, at, 1 << 3);
-    at = putVarint(out, at, page);
-    at = putVarint(out, at, 2 << 3);
-    at = putVarint(out, at, 0);
-    at = putVarint(out, at, 3 << 3);
-    return putVarint(out, at, targetBuffer);
+  private static int move(byte[] out, int at, int page, int targetBuffer) {
+    at = Varints.put(out, at, 1 << 3 | 2);
+    at = Varints.put(out, at, 1 + Varints.size(page) + 1 + 1 + 1 + Varints.size(targetBuffer));
+    at = Varints.put(out, at, 1 << 3);
+    at = Varints.put(out, at, page);
+    at = Varints.put(out, at, 2 << 3);
+    at = Varints.put(out, at, 0);
+    at = Varints.put(out, at, 3 << 3);
+    return Varints.put(out, at, targetBuffer);
   }
 
   /**
@@ -479,42 +479,24 @@ final class IngestWarmUp {
    * split fragment's 4-byte size at offset with the value it already holds (SPLIT), as an SDK
    * writes a size it learned after committing the chunk.
    */
-  private static int patch(MemorySegment out, int at, int targetBuffer, int writer, int chunkId, int offset) {
-    at = putVarint(out, at, 2 << 3 | 2);
-    int patchLength = 1 + varintSize(offset) + 2 + 4;
-    int inner = 1 + varintSize(targetBuffer) + 1 + varintSize(writer) + 1 + varintSize(chunkId) + 1
-        + varintSize(patchLength) + patchLength;
-    at = putVarint(out, at, inner);
-    at = putVarint(out, at, 1 << 3);
-    at = putVarint(out, at, targetBuffer);
-    at = putVarint(out, at, 2 << 3);
-    at = putVarint(out, at, writer);
-    at = putVarint(out, at, 3 << 3);
-    at = putVarint(out, at, chunkId);
-    at = putVarint(out, at, 4 << 3 | 2);
-    at = putVarint(out, at, patchLength);
-    at = putVarint(out, at, 1 << 3);
-    at = putVarint(out, at, offset);
-    at = putVarint(out, at, 2 << 3 | 2);
-    at = putVarint(out, at, 4);
-    return (int) putRedundantSize(out, at, SPLIT);
-  }
-
-  private static int varintSize(long v) {
-    int n = 1;
-    while ((v & ~0x7fL) != 0) {
-      v >>>= 7;
-      n++;
-    }
-    return n;
-  }
-
-  private static int putVarint(MemorySegment out, int at, long v) {
-    while ((v & ~0x7fL) != 0) {
-      out.set(ValueLayout.JAVA_BYTE, at++, (byte) (v & 0x7f | 0x80));
-      v >>>= 7;
-    }
-    out.set(ValueLayout.JAVA_BYTE, at++, (byte) v);
-    return at;
+  private static int patch(byte[] out, int at, int targetBuffer, int writer, int chunkId, int offset) {
+    at = Varints.put(out, at, 2 << 3 | 2);
+    int patchLength = 1 + Varints.size(offset) + 2 + 4;
+    int inner = 1 + Varints.size(targetBuffer) + 1 + Varints.size(writer) + 1 + Varints.size(chunkId) + 1
+        + Varints.size(patchLength) + patchLength;
+    at = Varints.put(out, at, inner);
+    at = Varints.put(out, at, 1 << 3);
+    at = Varints.put(out, at, targetBuffer);
+    at = Varints.put(out, at, 2 << 3);
+    at = Varints.put(out, at, writer);
+    at = Varints.put(out, at, 3 << 3);
+    at = Varints.put(out, at, chunkId);
+    at = Varints.put(out, at, 4 << 3 | 2);
+    at = Varints.put(out, at, patchLength);
+    at = Varints.put(out, at, 1 << 3);
+    at = Varints.put(out, at, offset);
+    at = Varints.put(out, at, 2 << 3 | 2);
+    at = Varints.put(out, at, 4);
+    return (int) putRedundantSize(MemorySegment.ofArray(out), at, SPLIT);
   }
 }
