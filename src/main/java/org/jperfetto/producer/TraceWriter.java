@@ -14,7 +14,7 @@ import org.jperfetto.producer.proto.PatchList;
 import org.jperfetto.producer.proto.ProtoWire;
 import org.jperfetto.producer.proto.ProtoWriter;
 import org.jperfetto.producer.proto.ScatteredStreamWriter;
-import org.jperfetto.producer.proto.ScratchEncoder;
+import org.jperfetto.producer.proto.ChunkPacketEncoder;
 import org.jperfetto.protos.TracePacket;
 
 /**
@@ -189,32 +189,43 @@ public final class TraceWriter implements AutoCloseable {
   }
 
   /**
-   * Writes a whole packet, already encoded in packet, when it can go into the current chunk at once
-   * with a 1-byte size (under 127 bytes, as upstream compacts it) and nothing else is due first
-   * (first packet of the sequence, dropping, a full chunk); finishes the open packet, if any,
-   * first. Returns false, writing nothing, otherwise: the caller then writes the same bytes through
-   * {@link #newTracePacket()}. The packet is finished when this returns true.
+   * Claims room in the current chunk for a whole packet of exactly length bytes (under 127) that
+   * the caller encodes itself with a {@link ChunkPacketEncoder} into {@link #chunkMemory()} at the
+   * returned offset: its 1-byte size header first, then the packet (as upstream compacts a small
+   * packet's size). Finishes the open packet, if any, first. Returns -1, claiming nothing, when
+   * something else is due first (first packet of the sequence, dropping, a full chunk) or the
+   * packet and the encoder's slack do not fit: the caller then writes the same packet through
+   * {@link #newTracePacket()}. After a claim the caller encodes the packet and calls {@link
+   * #endSmallPacket()} at once, on this thread.
    */
-  public boolean tryWriteSmallPacket(ScratchEncoder packet) {
+  public long beginSmallPacket(int length) {
     if (packetOpen) {
       finishTracePacket();
     }
-    int length = packet.length();
-    byte[] bytes = packet.buffer();
     // Busy while the chunk is written, like a regular packet: a flush must not take the chunk now.
     // Entering may answer a pending flush by handing the chunk back, so the checks come after it.
     handshake.enter(this);
     if (closed || dropPackets || firstPacketOnSequence || reachedMaxPackets || retryNewChunkAfterPacket
-        || !ChunkHandle.isValid(chunk) || fragment.isOpen() || length > ProtoWire.MAX_ONE_BYTE_FRAGMENT_SIZE
-        || stream.bytesAvailable() < length + 2) { // size byte, packet, and a byte for the next count
+        || !ChunkHandle.isValid(chunk) || fragment.isOpen() || length > ProtoWire.MAX_ONE_BYTE_FRAGMENT_SIZE) {
       handshake.exit();
-      return false;
+      return -1;
     }
-    bytes[ScratchEncoder.OFFSET - 1] = (byte) length;
-    if (!stream.tryWriteBytes(bytes, ScratchEncoder.OFFSET - 1, length + 1)) {
+    // The size byte and the packet, then the encoder's slack (which also leaves the byte that the
+    // next packet's size needs, so a full chunk is never left with zero bytes of room).
+    long at = stream.tryClaim(length + 1, ChunkPacketEncoder.SLACK);
+    if (at < 0) {
       handshake.exit();
-      return false;
     }
+    return at;
+  }
+
+  /** Where {@link #beginSmallPacket} packets are encoded: the shared memory buffer. */
+  public MemorySegment chunkMemory() {
+    return stream.segment();
+  }
+
+  /** Publishes the packet claimed by {@link #beginSmallPacket}, which is now fully written. */
+  public void endSmallPacket() {
     packetsWritten++;
     if (countInflated) {
       countInflated = false; // the count already includes this packet
@@ -227,7 +238,6 @@ public final class TraceWriter implements AutoCloseable {
     chunkCount++;
     publishPackets();
     handshake.exit();
-    return true;
   }
 
   /** Room left in the current chunk (for tests of the small-packet path's boundaries). */

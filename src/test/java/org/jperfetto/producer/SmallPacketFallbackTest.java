@@ -8,15 +8,18 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
-import org.jperfetto.producer.proto.ScratchEncoder;
+import org.jperfetto.producer.proto.ChunkPacketEncoder;
+import org.jperfetto.producer.proto.ProtoWire;
+import org.jperfetto.producer.proto.ProtoWriter;
 import org.jperfetto.protos.TracePacket;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * TraceWriter.tryWriteSmallPacket declines exactly when it must (chunk nearly full, packet count at
- * the cap, first packet of the sequence, dropping), and a packet written through it, or through the
- * regular path after it declined, leaves the very bytes in the SMB that the regular path alone does.
+ * TraceWriter.beginSmallPacket declines exactly when it must (chunk nearly full, packet count at the
+ * cap, first packet of the sequence, dropping), and a packet encoded into the chunk through it, or
+ * written through the regular path after it declined, leaves the very bytes in the SMB that the
+ * regular path alone does.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class SmallPacketFallbackTest {
@@ -30,7 +33,7 @@ class SmallPacketFallbackTest {
     final boolean fast;
     final List<Boolean> accepted = new ArrayList<>();
     final List<Long> leftBefore = new ArrayList<>();
-    final ScratchEncoder encoder = new ScratchEncoder();
+    final ChunkPacketEncoder encoder = new ChunkPacketEncoder();
     boolean tiny;
 
     Small(boolean fast) {
@@ -38,20 +41,27 @@ class SmallPacketFallbackTest {
     }
 
     void write(TraceWriter w, long timestamp) {
-      ScratchEncoder e = encoder.clear().varInt(TracePacket.TIMESTAMP_FIELD_NUMBER, timestamp);
-      if (!tiny) {
-        e.fixed64(1000, timestamp);
-      }
+      int length = tiny ? ProtoWire.varIntFieldSize(TracePacket.TIMESTAMP_FIELD_NUMBER, timestamp) : LENGTH;
       if (fast) {
-        assertTrue(tiny || e.length() == LENGTH, "length " + e.length());
         leftBefore.add(w.bytesLeftInChunk());
-        boolean ok = w.tryWriteSmallPacket(e);
-        accepted.add(ok);
-        if (ok) {
+        long at = w.beginSmallPacket(length);
+        accepted.add(at >= 0);
+        if (at >= 0) {
+          ChunkPacketEncoder e = encoder.begin(w.chunkMemory(), at).rawByte(length)
+              .varInt(TracePacket.TIMESTAMP_FIELD_NUMBER, timestamp);
+          if (!tiny) {
+            e.fixed64(1000, timestamp);
+          }
+          assertEquals(length + 1, e.finish());
+          w.endSmallPacket();
           return;
         }
       }
-      w.newTracePacket().appendRawProtoBytes(e.buffer(), ScratchEncoder.OFFSET, e.length());
+      ProtoWriter p = w.newTracePacket();
+      p.appendVarInt(TracePacket.TIMESTAMP_FIELD_NUMBER, timestamp);
+      if (!tiny) {
+        p.appendFixed64(1000, timestamp);
+      }
       w.finishTracePacket();
     }
   }
@@ -126,22 +136,22 @@ class SmallPacketFallbackTest {
   }
 
   @Test
-  void packetsUnderEightBytesGoTheRegularWay() throws Exception {
+  void tinyPacketsTakeTheFastPathToo() throws Exception {
     Small fast = run(4, BufferExhaustedPolicy.STALL, (w, small) -> {
       small.write(w, SMALL_TIMESTAMP);
       small.tiny = true;
-      small.write(w, SMALL_TIMESTAMP); // 6 bytes with its size: under the 8-byte copy
+      small.write(w, SMALL_TIMESTAMP); // 6 bytes with its size: less than one stored long
       small.tiny = false;
       small.write(w, SMALL_TIMESTAMP);
     });
-    assertEquals(List.of(false, false, true), fast.accepted);
+    assertEquals(List.of(false, true, true), fast.accepted);
   }
 
   @Test
-  void nearlyFullChunkDeclinesFromLengthPlusOneBytesLeft() throws Exception {
-    int length = LENGTH;
-    boolean sawPlusOne = false;
-    boolean sawPlusTwo = false;
+  void nearlyFullChunkDeclinesWithoutRoomForTheEncodersSlack() throws Exception {
+    int needed = LENGTH + 1 + ChunkPacketEncoder.SLACK; // size byte, packet, the last long's tail
+    boolean sawJustShort = false;
+    boolean sawJustEnough = false;
     // Sweep the filler so the room left before the small packet passes every value around the edge.
     for (int body = 3960; body <= 4080; body++) {
       int f = body;
@@ -153,13 +163,12 @@ class SmallPacketFallbackTest {
       }, SmallPacketFallbackTest::regularPathStaysInChunk);
       for (int k = 1; k < fast.accepted.size(); k++) {
         long left = fast.leftBefore.get(k);
-        boolean expected = left >= length + 2; // size byte, packet, one byte for the next count
-        assertEquals(expected, fast.accepted.get(k), "body=" + f + " left=" + left + " packet " + k);
-        sawPlusOne |= left == length + 1;
-        sawPlusTwo |= left == length + 2;
+        assertEquals(left >= needed, fast.accepted.get(k), "body=" + f + " left=" + left + " packet " + k);
+        sawJustShort |= left == needed - 1;
+        sawJustEnough |= left == needed;
       }
     }
-    assertTrue(sawPlusOne && sawPlusTwo, "the sweep hit length+1 and length+2 bytes left");
+    assertTrue(sawJustShort && sawJustEnough, "the sweep hit one byte short of the room needed, and exactly it");
   }
 
   @Test
@@ -175,7 +184,7 @@ class SmallPacketFallbackTest {
         small.write(w, SMALL_TIMESTAMP);
       });
       long left = fast.leftBefore.get(0);
-      assertTrue(left >= LENGTH + 2, "room is not the reason: left=" + left);
+      assertTrue(left >= LENGTH + 1 + ChunkPacketEncoder.SLACK, "room is not the reason: left=" + left);
       assertEquals(n != max, fast.accepted.get(0), "after " + n + " packets (cap " + max + ")");
     }
   }

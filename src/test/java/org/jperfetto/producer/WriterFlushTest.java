@@ -17,7 +17,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import org.jperfetto.os.Membarrier;
 import org.jperfetto.producer.proto.ProtoWriter;
-import org.jperfetto.producer.proto.ScratchEncoder;
+import org.jperfetto.producer.proto.ChunkPacketEncoder;
+import org.jperfetto.producer.proto.ProtoWire;
 import org.jperfetto.protos.TestEvent;
 import org.jperfetto.protos.TracePacket;
 import org.junit.jupiter.api.Tag;
@@ -254,16 +255,22 @@ class WriterFlushTest {
         int index = t;
         workers.add(Thread.ofPlatform().name("writer-" + t).start(() -> {
           Random random = new Random(seed * 31 + index);
-          ScratchEncoder small = new ScratchEncoder();
+          ChunkPacketEncoder small = new ChunkPacketEncoder();
           try (TraceWriter w = sink.newWriter(BufferExhaustedPolicy.STALL)) {
             ids.set(index, w.writerId());
             started.countDown();
             for (long i = 0; !stop.get(); i++) {
-              // Half the packets take the one-copy path TrackEvent uses (falling back when it can't).
-              if (random.nextBoolean()
-                  && w.tryWriteSmallPacket(small.clear().varInt(TracePacket.TIMESTAMP_FIELD_NUMBER, i))) {
-                finished.set(index, i + 1);
-                continue;
+              // Half the packets take the in-chunk path TrackEvent uses (falling back when it can't).
+              if (random.nextBoolean()) {
+                int length = ProtoWire.varIntFieldSize(TracePacket.TIMESTAMP_FIELD_NUMBER, i);
+                long at = w.beginSmallPacket(length);
+                if (at >= 0) {
+                  small.begin(w.chunkMemory(), at).rawByte(length).varInt(TracePacket.TIMESTAMP_FIELD_NUMBER, i)
+                      .finish();
+                  w.endSmallPacket();
+                  finished.set(index, i + 1);
+                  continue;
+                }
               }
               ProtoWriter p = w.newTracePacket();
               p.appendVarInt(TracePacket.TIMESTAMP_FIELD_NUMBER, i);

@@ -169,23 +169,17 @@ public final class ScatteredStreamWriter {
   }
 
   /**
-   * Writes src[offset, offset + length) when it fits the current range, with 8-byte moves; returns
-   * false and writes nothing when it does not fit. For short pre-encoded messages (at least 8 bytes).
+   * Claims length bytes at the write position, for the caller to fill in {@link #segment()} itself,
+   * when the range has at least length + slack bytes left (the caller may also overwrite the slack,
+   * which stays free); returns their offset, or -1 claiming nothing.
    */
-  public boolean tryWriteBytes(byte[] src, int offset, int length) {
+  public long tryClaim(int length, int slack) {
     long p = writePtr;
-    if (rangeEnd - p < length || length < Long.BYTES) {
-      return false;
+    if (rangeEnd - p < (long) length + slack) {
+      return -1;
     }
-    java.util.Objects.checkFromIndexSize(offset, length, src.length);
-    MemorySegment s = segment;
-    int last = length - Long.BYTES; // the final move may overlap the one before: same bytes
-    for (int i = 0; i < last; i += Long.BYTES) {
-      s.set(ProtoWire.LONG_LE, p + i, (long) ProtoWire.BYTES_AS_LONG_LE.get(src, offset + i));
-    }
-    s.set(ProtoWire.LONG_LE, p + last, (long) ProtoWire.BYTES_AS_LONG_LE.get(src, offset + last));
     writePtr = p + length;
-    return true;
+    return p;
   }
 
   /**

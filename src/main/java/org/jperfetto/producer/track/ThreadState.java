@@ -3,9 +3,9 @@ package org.jperfetto.producer.track;
 import org.jperfetto.producer.DataSource;
 import org.jperfetto.producer.TraceContext;
 import org.jperfetto.producer.TraceWriter;
+import org.jperfetto.producer.proto.ChunkPacketEncoder;
 import org.jperfetto.producer.proto.ProtoWire;
 import org.jperfetto.producer.proto.ProtoWriter;
-import org.jperfetto.producer.proto.ScratchEncoder;
 import org.jperfetto.protos.DebugAnnotation;
 import org.jperfetto.protos.BuiltinClock;
 import org.jperfetto.protos.ClockSnapshot;
@@ -76,7 +76,7 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
   private int categoryIid;
   private int nameIid;
   private final int[] argIids = new int[MAX_INLINE_ARGS];
-  private final ScratchEncoder scratch = new ScratchEncoder();
+  private final ChunkPacketEncoder encoder = new ChunkPacketEncoder();
   private final String[] argTexts = new String[MAX_INLINE_ARGS];
   private TrackEvent.EventFunction function;
 
@@ -186,8 +186,7 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
       seq.tracks.add(t.uuid());
     }
     int eventSize = fixedShapeEventSize(seq, session, t);
-    if (eventSize >= 0) {
-      writeFixedShapeEvent(writer, seq, session, t, eventSize);
+    if (eventSize >= 0 && writeFixedShapeEvent(writer, seq, session, t, eventSize)) {
       return;
     }
     ProtoWriter p = writer.newTracePacket();
@@ -309,22 +308,32 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
   }
 
   /**
-   * Writes the packet of a fixed-shape event (see {@link #fixedShapeEventSize}): encoded whole in
-   * the scratch buffer with every size known up front, then copied into the chunk at once, or, when
-   * it does not fit there, appended through a regular packet. The same bytes as the general path
-   * either way, without backfilling or moving anything.
+   * Writes the packet of a fixed-shape event (see {@link #fixedShapeEventSize}) straight into the
+   * chunk, every size known up front, when it fits there whole ({@link TraceWriter#beginSmallPacket});
+   * returns false, writing nothing, otherwise, and the general path writes the same bytes.
    */
-  private void writeFixedShapeEvent(TraceWriter writer, SequenceState seq, Session session, Track t,
+  private boolean writeFixedShapeEvent(TraceWriter writer, SequenceState seq, Session session, Track t,
       int eventSize) {
-    ScratchEncoder e = scratch.clear();
     long ts = timestamp;
-    if (!seq.session.incrementalTimestamps()) {
-      e.varInt(TracePacket.TIMESTAMP_FIELD_NUMBER, ts);
-    } else if (ts >= seq.lastTimestamp) {
-      e.varInt(TracePacket.TIMESTAMP_FIELD_NUMBER, ts - seq.lastTimestamp);
+    boolean incremental = seq.session.incrementalTimestamps();
+    boolean absolute = !incremental || ts < seq.lastTimestamp;
+    long tsValue = absolute ? ts : ts - seq.lastTimestamp;
+    boolean clockId = incremental && absolute; // the clock went back: an absolute CLOCK_MONOTONIC time
+    int packetSize = ProtoWire.varIntFieldSize(TracePacket.TIMESTAMP_FIELD_NUMBER, tsValue)
+        + (clockId ? ProtoWire.varIntFieldSize(TracePacket.TIMESTAMP_CLOCK_ID_FIELD_NUMBER, CLOCK_ID_MONOTONIC) : 0)
+        + ProtoWire.lengthDelimitedFieldSize(TracePacket.TRACK_EVENT_FIELD_NUMBER, eventSize)
+        + ProtoWire.varIntFieldSize(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, SEQ_NEEDS_INCREMENTAL_STATE);
+    long at = writer.beginSmallPacket(packetSize);
+    if (at < 0) {
+      return false;
+    }
+    if (incremental && !absolute) {
       seq.lastTimestamp = ts;
-    } else {
-      e.varInt(TracePacket.TIMESTAMP_FIELD_NUMBER, ts);
+    }
+    ChunkPacketEncoder e = encoder.begin(writer.chunkMemory(), at);
+    e.rawByte(packetSize);
+    e.varInt(TracePacket.TIMESTAMP_FIELD_NUMBER, tsValue);
+    if (clockId) {
       e.varInt(TracePacket.TIMESTAMP_CLOCK_ID_FIELD_NUMBER, CLOCK_ID_MONOTONIC);
     }
     e.nested(TracePacket.TRACK_EVENT_FIELD_NUMBER, eventSize);
@@ -351,13 +360,17 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
       }
     }
     e.varInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, SEQ_NEEDS_INCREMENTAL_STATE);
-    if (!writer.tryWriteSmallPacket(e)) {
-      writer.newTracePacket().appendRawProtoBytes(e.buffer(), ScratchEncoder.OFFSET, e.length());
+    int written = e.finish();
+    writer.endSmallPacket();
+    if (written != packetSize + 1) { // a sizing bug: fail loudly rather than ship a bad packet silently
+      throw new IllegalStateException("fixed-shape packet size mismatch: sized " + (packetSize + 1)
+          + " bytes, wrote " + written);
     }
+    return true;
   }
 
   /** Inline argument i of a fixed-shape event, its name interned by argBodySize. */
-  private void writeArg(ScratchEncoder e, int i) {
+  private void writeArg(ChunkPacketEncoder e, int i) {
     int iid = argIids[i];
     int kind = argKinds[i];
     long bits = argBits[i];
