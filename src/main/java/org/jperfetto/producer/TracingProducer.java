@@ -71,7 +71,7 @@ public final class TracingProducer implements AutoCloseable {
   private final List<DataSource<?>> dataSources = new CopyOnWriteArrayList<>();
 
   // producer thread only
-  private Connection connection;
+  private volatile Connection connection;
   private long backoffMs;
   private boolean started;
 
@@ -136,6 +136,11 @@ public final class TracingProducer implements AutoCloseable {
     public Builder smbSizeHint(int bytes) {
       this.smbSizeHint = bytes;
       return this;
+    }
+
+    /** The SMB size hint set so far (0: none). */
+    public int smbSizeHint() {
+      return smbSizeHint;
     }
 
     /** shared_memory_page_size_hint_bytes (0: the service's default, 4 KiB). */
@@ -247,6 +252,16 @@ public final class TracingProducer implements AutoCloseable {
    */
   public boolean usingProducerProvidedSmb() {
     return usingProvidedSmb && isConnected();
+  }
+
+  /**
+   * Bytes of the shared memory buffer this producer writes into on the current connection (as the
+   * service sized it from {@link Builder#smbSizeHint}); 0 when it has none.
+   */
+  public long smbSizeBytes() {
+    Connection c = connection;
+    SharedMemoryArbiter a = c == null ? null : c.arbiter;
+    return a == null ? 0 : a.abi().segment().byteSize();
   }
 
   /** Startup tracing instances still waiting for a session to adopt them. */

@@ -39,6 +39,13 @@ public final class InProcessTracing implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(InProcessTracing.class.getName());
   /** How long {@link #start} waits for the producer to connect and register its data sources. */
   public static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
+  /**
+   * The producer's SMB size when its builder sets no hint: 4 MiB, not the 256 KiB a system-wide
+   * service hands out. Here the memory is the application's own, and a buffer of 1024 pages lets
+   * the producer hand chunks over 16 to a CommitData (see SharedMemoryArbiter's commit batching):
+   * a slice through the in-process service then costs about what it costs with no service at all.
+   */
+  public static final int DEFAULT_SMB_BYTES = 4 << 20;
   static final String PRODUCER_SOCKET = "producer.sock";
   static final String CONSUMER_SOCKET = "consumer.sock";
 
@@ -56,7 +63,8 @@ public final class InProcessTracing implements AutoCloseable {
 
   /**
    * Starts the embedded service and the producer {@code producer} describes, connected to it; returns
-   * once its data sources are registered. The builder's socket path is replaced by the private one.
+   * once its data sources are registered. The builder's socket path is replaced by the private one,
+   * and its SMB size hint, when it sets none, by {@link #DEFAULT_SMB_BYTES}.
    *
    * @throws IOException if the service cannot listen, or the producer does not connect in time
    */
@@ -67,6 +75,9 @@ public final class InProcessTracing implements AutoCloseable {
     TracingProducer p = null;
     try {
       host = ServiceHost.start(ServiceHost.Options.of(dir.socket(PRODUCER_SOCKET), dir.socket(CONSUMER_SOCKET)));
+      if (producer.smbSizeHint() == 0) {
+        producer.smbSizeHint(DEFAULT_SMB_BYTES);
+      }
       p = producer.socketPath(host.producerSockets().get(0)).start();
       if (!p.awaitConnected(CONNECT_TIMEOUT)) {
         throw new IOException("the producer did not connect to the in-process service within "

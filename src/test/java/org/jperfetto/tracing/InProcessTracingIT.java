@@ -67,6 +67,19 @@ class InProcessTracingIT {
   }
 
   @Test
+  void theProducerWritesIntoAFourMebibyteSmbUnlessItAsksForAnother() throws Exception {
+    try (InProcessTracing tracing = start("smb-default");
+        InProcessSession session = tracing.newSession(config()).start()) {
+      assertEquals(InProcessTracing.DEFAULT_SMB_BYTES, tracing.producer().smbSizeBytes());
+    }
+    try (InProcessTracing tracing = InProcessTracing.start(
+            TracingProducer.builder("smb-hint").smbSizeHint(512 << 10).dataSource(te.dataSource()));
+        InProcessSession session = tracing.newSession(config()).start()) {
+      assertEquals(512 << 10, tracing.producer().smbSizeBytes());
+    }
+  }
+
+  @Test
   void startingTwiceIsRefusedAndTheSessionKeepsRecording() throws Exception {
     try (InProcessTracing tracing = start("twice")) {
       InProcessSession s = tracing.newSession(config()).start();
