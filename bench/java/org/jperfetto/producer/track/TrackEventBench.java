@@ -62,6 +62,15 @@ public class TrackEventBench {
     te.begin(disabled, "never");
   }
 
+  /**
+   * The clock floor of a slice: TrackEvent reads System.nanoTime once per event, so a slice pays
+   * twice this (a vDSO clock_gettime; JFR reads the TSC itself).
+   */
+  @Benchmark
+  public long nanoTime() {
+    return System.nanoTime();
+  }
+
   /** A slice begin and end on the thread track, interned name, two timestamps. */
   @Benchmark
   public void sliceBeginEnd() {
