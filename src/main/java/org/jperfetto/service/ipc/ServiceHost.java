@@ -394,17 +394,26 @@ public final class ServiceHost implements AutoCloseable {
   /**
    * Compiles the ingest path before a service serves ({@link IngestWarmUp}): a private service on
    * sockets of its own takes {@link #WARMUP_ROUNDS} SMBs of C++-SDK-shaped commits, for at most
-   * {@link #WARMUP_MAX_MS}; everything it made is gone when this returns. About a second of one
-   * core, once. A failure is logged (debug) and only costs the warm-up.
+   * {@link #WARMUP_MAX_MS}; then jtraced waits for its JIT compilers to finish what that queued
+   * and, while a short pass of {@link #WARMUP_EXTRA_ROUNDS} still makes them work, runs another
+   * (at most {@link #WARMUP_EXTRA_PASSES}). Everything it made is gone when this returns. About
+   * two seconds of one core on 2 cores, once. A failure is logged (debug) and only costs the warm-up.
    */
   static void warmUpJit(ClockSource clocks) {
-    IngestWarmUp.runQuietly(clocks, WARMUP_ROUNDS, WARMUP_MAX_MS);
+    IngestWarmUp.untilCompiled(clocks, WARMUP_ROUNDS, WARMUP_EXTRA_ROUNDS, WARMUP_EXTRA_PASSES, WARMUP_MAX_MS,
+        JIT_SETTLE_MAX_MS);
   }
 
   /** SMB rounds of the JIT warm-up: enough for C2 to compile the commit, patch and copy path. */
   static final int WARMUP_ROUNDS = 240;
-  /** The warm-up's time limit, for slow or busy machines. */
+  /** SMB rounds of an extra pass, after the compilers went quiet. */
+  static final int WARMUP_EXTRA_ROUNDS = 80;
+  /** Extra passes at most. */
+  static final int WARMUP_EXTRA_PASSES = 2;
+  /** The time limit of each warm-up pass, for slow or busy machines. */
   static final long WARMUP_MAX_MS = 4_000;
+  /** The longest jtraced waits each time for its JIT compilers to go quiet. */
+  static final long JIT_SETTLE_MAX_MS = 2_000;
 
   /** Producers connected over all producer sockets (InitializeConnection done). */
   public int connectedProducers() {
