@@ -148,8 +148,8 @@ public final class ServiceHost implements AutoCloseable {
   /**
    * As {@link #start}, with the JIT warm-up ({@link #warmUpJit}) between binding the sockets and
    * serving them: the socket files appear as fast as with {@link #start}, nobody who connects is
-   * refused, and the first client is answered once the ingest path is compiled (about 1.3 s later on
-   * 2 cores). For long-lived services (jtraced).
+   * refused, and the first client is answered once the ingest path is compiled and the JIT has gone
+   * quiet (2-6 s later on 2 cores, depending on the machine). For long-lived services (jtraced).
    */
   public static ServiceHost startAfterWarmUp(Options options) throws IOException {
     Bound bound = bind(options);
