@@ -168,19 +168,21 @@ final class IngestWarmUp {
    * methods the JIT compiled at a low tier (C1 without profiling) while its queue was long: they
    * reach their final code only from traffic after the queue drained, and without it they did so in
    * the first real burst, at the cost of the service's core (seen: 0.35 s of C2 in a 1M burst).
-   * Failures are logged (debug); every pass and wait keeps to its own time limit.
+   * Each pass keeps to maxMillis, each wait to settleMillis, and all of it to totalMillis. Failures
+   * are logged (debug).
    */
   static void untilCompiled(ClockSource clocks, int rounds, int extraRounds, int maxExtraPasses,
-      long maxMillis, long settleMillis) {
+      long maxMillis, long settleMillis, long totalMillis) {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(totalMillis);
     try {
-      runQuietly(clocks, rounds, maxMillis);
+      runQuietly(clocks, rounds, Math.min(maxMillis, millisLeft(deadline)));
       JitSettle.Compilers jit = JitSettle.Compilers.ofThisJvm();
-      JitSettle.Result settled = jit.await(settleMillis);
+      JitSettle.Result settled = jit.await(Math.min(settleMillis, millisLeft(deadline)));
       LOG.log(Level.DEBUG, () -> "JIT warm-up: compilers " + settled);
-      for (int pass = 0; pass < maxExtraPasses && jit.known(); pass++) {
+      for (int pass = 0; pass < maxExtraPasses && jit.known() && millisLeft(deadline) > 0; pass++) {
         long before = jit.ticks();
-        runQuietly(clocks, extraRounds, maxMillis);
-        JitSettle.Result again = jit.await(settleMillis);
+        runQuietly(clocks, extraRounds, Math.min(maxMillis, millisLeft(deadline)));
+        JitSettle.Result again = jit.await(Math.min(settleMillis, millisLeft(deadline)));
         long work = jit.ticks() - before;
         int n = pass + 1;
         LOG.log(Level.DEBUG, () -> "JIT warm-up: extra pass " + n + " cost the compilers " + work + " ticks; " + again);
@@ -191,6 +193,10 @@ final class IngestWarmUp {
     } finally {
       FINISHED.incrementAndGet();
     }
+  }
+
+  private static long millisLeft(long deadlineNanos) {
+    return Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime()));
   }
 
   /** Compiler CPU (clock ticks) below which a pass counts as having compiled nothing worth another. */

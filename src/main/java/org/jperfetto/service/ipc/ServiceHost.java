@@ -396,12 +396,13 @@ public final class ServiceHost implements AutoCloseable {
    * sockets of its own takes {@link #WARMUP_ROUNDS} SMBs of C++-SDK-shaped commits, for at most
    * {@link #WARMUP_MAX_MS}; then jtraced waits for its JIT compilers to finish what that queued
    * and, while a short pass of {@link #WARMUP_EXTRA_ROUNDS} still makes them work, runs another
-   * (at most {@link #WARMUP_EXTRA_PASSES}). Everything it made is gone when this returns. About
-   * two seconds of one core on 2 cores, once. A failure is logged (debug) and only costs the warm-up.
+   * (at most {@link #WARMUP_EXTRA_PASSES}), all within {@link #WARMUP_TOTAL_MS}. Everything it made
+   * is gone when this returns. About two seconds of one core on 2 cores, once. A failure is logged
+   * (debug) and only costs the warm-up.
    */
   static void warmUpJit(ClockSource clocks) {
     IngestWarmUp.untilCompiled(clocks, WARMUP_ROUNDS, WARMUP_EXTRA_ROUNDS, WARMUP_EXTRA_PASSES, WARMUP_MAX_MS,
-        JIT_SETTLE_MAX_MS);
+        JIT_SETTLE_MAX_MS, WARMUP_TOTAL_MS);
   }
 
   /** SMB rounds of the JIT warm-up: enough for C2 to compile the commit, patch and copy path. */
@@ -414,6 +415,8 @@ public final class ServiceHost implements AutoCloseable {
   static final long WARMUP_MAX_MS = 4_000;
   /** The longest jtraced waits each time for its JIT compilers to go quiet. */
   static final long JIT_SETTLE_MAX_MS = 2_000;
+  /** The whole warm-up's time limit: on a slow or busy machine jtraced serves by then, warm or not. */
+  static final long WARMUP_TOTAL_MS = 8_000;
 
   /** Producers connected over all producer sockets (InitializeConnection done). */
   public int connectedProducers() {

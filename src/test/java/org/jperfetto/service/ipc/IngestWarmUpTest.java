@@ -54,6 +54,19 @@ class IngestWarmUpTest {
   }
 
   @Test
+  void theWholeWarmUpKeepsToItsTotalTimeLimitAndCountsOnce() throws IOException {
+    int before = IngestWarmUp.FINISHED.get();
+    long dirsBefore = tempWarmUpDirs();
+    long start = System.nanoTime();
+    // Far more rounds and passes than 300 ms allow: the total limit cuts every pass and wait short.
+    IngestWarmUp.untilCompiled(ClockSource.jdk(), 100_000, 100_000, 5, 60_000, 60_000, 300);
+    long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    assertTrue(tookMs < 5_000, "kept to its 300 ms limit, give or take one round and a service stop: " + tookMs);
+    assertEquals(before + 1, IngestWarmUp.FINISHED.get(), "one warm-up, however many passes");
+    assertEquals(dirsBefore, tempWarmUpDirs(), "every pass removed its private sockets");
+  }
+
+  @Test
   void aPassedDeadlineStopsItBeforeTheFirstRound() throws IOException {
     IngestWarmUp.Result r = IngestWarmUp.run(ClockSource.jdk(), 100, System.nanoTime() - 1, () -> false);
     assertEquals(0, r.chunksCommitted());
