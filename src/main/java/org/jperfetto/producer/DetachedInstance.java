@@ -1,9 +1,14 @@
 package org.jperfetto.producer;
 
+import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import org.jperfetto.abi.ChunkHandle;
 import org.jperfetto.abi.SharedMemoryAbi;
+import org.jperfetto.os.ErrnoException;
+import org.jperfetto.os.Fds;
+import org.jperfetto.os.MemFd;
+import org.jperfetto.os.SharedMapping;
 import org.jperfetto.protos.DataSourceConfig;
 
 /**
@@ -14,11 +19,17 @@ import org.jperfetto.protos.DataSourceConfig;
  * ({@code TrackEvent.warmUpJit()}) and for benchmarks of what a trace point costs without IPC or a
  * service.
  *
+ * <p>The SMB is a memfd mapped shared, as a service's SMB is mapped in a connected producer, so the
+ * warmed-up and benchmarked code meets the same kind of memory segment as a real session: the JIT
+ * profiles the segment's class at every access, and code warmed up on another kind is thrown away
+ * when the first real chunk arrives.
+ *
  * <p>The data source must have no other instance meanwhile (a private one, typically); close
  * releases its slot.
  */
 public final class DetachedInstance implements AutoCloseable {
-  private final Arena arena = Arena.ofAuto(); // freed when unreachable: no writer can outlive it
+  private static final long SMB_SIZE = 256 * 1024;
+  private final Arena arena = Arena.ofAuto(); // unmapped when unreachable: no writer can outlive it
   private final SharedMemoryArbiter arbiter;
   private final SharedMemoryAbi abi;
   private final DataSource<?> dataSource;
@@ -27,7 +38,7 @@ public final class DetachedInstance implements AutoCloseable {
   private long chunksFreed;
 
   private <S> DetachedInstance(DataSource<S> dataSource, DataSourceConfig config) {
-    MemorySegment smb = arena.allocate(256 * 1024, 4096);
+    MemorySegment smb = mapSmb(SMB_SIZE);
     abi = new SharedMemoryAbi(smb, 4096);
     arbiter = new SharedMemoryArbiter(abi, new SharedMemoryArbiter.CommitSink() {
       @Override
@@ -42,6 +53,19 @@ public final class DetachedInstance implements AutoCloseable {
     instance.state(dataSource.handler().onSetup(instance));
     dataSource.handler().onStart(instance);
     dataSource.activate(index);
+  }
+
+  private MemorySegment mapSmb(long size) {
+    try {
+      int fd = MemFd.create("jperfetto-detached-smb", size);
+      try {
+        return SharedMapping.map(fd, size, arena);
+      } finally {
+        Fds.closeQuietly(fd);
+      }
+    } catch (ErrnoException e) {
+      throw new UncheckedIOException("detached instance: mapping a private SMB failed", e);
+    }
   }
 
   /** Starts dataSource's instance 0 with config (its handler's onSetup and onStart run here). */
