@@ -122,6 +122,19 @@ public final class ChunkPacketEncoder {
     }
   }
 
+  /**
+   * The varint encoding of value (below 2^56: 1 to 8 bytes) as a little-endian long, first byte in
+   * the low bits; {@link ProtoWire#varIntSize} gives its length. For callers that assemble a whole
+   * short packet in registers.
+   */
+  public static long varIntBits(long value) {
+    if ((value >>> 56) != 0) {
+      throw new IllegalArgumentException("varIntBits takes values below 2^56: " + value);
+    }
+    int size = ProtoWire.varIntSize(value);
+    return spread(value) | (CONTINUE_ALL & ((1L << ((size - 1) << 3)) - 1));
+  }
+
   /** The low 56 bits of value as eight varint groups of 7 bits, one per byte, continuation bits clear. */
   private static long spread(long value) {
     return (value & 0x7FL)

@@ -1,5 +1,8 @@
 package org.jperfetto.producer.track;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 import org.jperfetto.producer.DataSource;
 import org.jperfetto.producer.TraceContext;
 import org.jperfetto.producer.TraceWriter;
@@ -47,6 +50,20 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
       TracePacket.SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED_VALUE;
   private static final int SEQ_NEEDS_INCREMENTAL_STATE =
       TracePacket.SequenceFlags.SEQ_NEEDS_INCREMENTAL_STATE_VALUE;
+  private static final int TIMESTAMP_TAG = TracePacket.TIMESTAMP_FIELD_NUMBER << 3;
+  private static final ValueLayout.OfLong LONG_LE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+  /**
+   * A slice end's bytes after its timestamp, little-endian: track_event (length-delimited, 2 bytes:
+   * type = SLICE_END), then sequence_flags = SEQ_NEEDS_INCREMENTAL_STATE.
+   */
+  static final long SLICE_END_TAIL = (TracePacket.TRACK_EVENT_FIELD_NUMBER << 3 | 2L)
+      | 2L << 8
+      | (long) (EVENT_TYPE << 3) << 16
+      | (long) TYPE_SLICE_END << 24
+      | (long) (TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER << 3) << 32
+      | (long) SEQ_NEEDS_INCREMENTAL_STATE << 40;
+  /** A slice end packet's bytes besides its timestamp value: the timestamp tag and the tail. */
+  static final int SLICE_END_FIXED_BYTES = 1 + 6;
 
   private final TrackEvent owner;
   private final DataSource<Session> dataSource;
@@ -184,6 +201,10 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
       p.appendVarInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, SEQ_NEEDS_INCREMENTAL_STATE);
       t.writeDescriptor(p, ProcessInfo.current().uuid());
       seq.tracks.add(t.uuid());
+    }
+    if (type == TYPE_SLICE_END && t == null && function == null && argCount == 0 && !hasCounter
+        && tryWriteSliceEnd(writer, seq)) {
+      return;
     }
     int eventSize = fixedShapeEventSize(seq, session, t);
     if (eventSize >= 0 && writeFixedShapeEvent(writer, seq, session, t, eventSize)) {
@@ -367,6 +388,51 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
           + " bytes, wrote " + written);
     }
     return true;
+  }
+
+  /**
+   * A slice end on the thread's own track with nothing attached, the commonest packet, assembled in
+   * two longs: its size byte, the timestamp as a delta, track_event {type}, sequence_flags. The same
+   * bytes the fixed-shape path writes for it. Returns false, writing nothing, when the timestamp is
+   * not a delta below 2^56 or the packet does not fit the chunk.
+   */
+  private boolean tryWriteSliceEnd(TraceWriter writer, SequenceState seq) {
+    long delta = timestamp - seq.lastTimestamp;
+    if (delta < 0 || (delta >>> 56) != 0 || !seq.session.incrementalTimestamps()) {
+      return false;
+    }
+    int n = ProtoWire.varIntSize(delta);
+    int packetSize = SLICE_END_FIXED_BYTES + n;
+    long at = writer.beginSmallPacket(packetSize);
+    if (at < 0) {
+      return false;
+    }
+    seq.lastTimestamp = timestamp;
+    putSliceEnd(writer.chunkMemory(), at, packetSize, delta);
+    writer.endSmallPacket();
+    return true;
+  }
+
+  /**
+   * Stores a slice end packet (size byte first) with timestamp delta at offset at of chunk, in two
+   * 8-byte stores: up to 7 bytes past the packet are overwritten, inside the slack the writer
+   * claimed with it.
+   */
+  static void putSliceEnd(MemorySegment chunk, long at, int packetSize, long delta) {
+    int n = packetSize - SLICE_END_FIXED_BYTES;
+    long varint = ChunkPacketEncoder.varIntBits(delta);
+    // [size][timestamp tag][n varint bytes][track_event tag, length 2, type tag, END][flags tag, value]
+    long lo = packetSize | ((long) TIMESTAMP_TAG << 8) | (varint << 16);
+    long hi = varint >>> 48;
+    int tailShift = (2 + n) << 3; // 24 to 80 bits
+    if (tailShift < Long.SIZE) {
+      lo |= SLICE_END_TAIL << tailShift;
+      hi |= SLICE_END_TAIL >>> (Long.SIZE - tailShift);
+    } else {
+      hi |= SLICE_END_TAIL << (tailShift - Long.SIZE);
+    }
+    chunk.set(LONG_LE, at, lo);
+    chunk.set(LONG_LE, at + Long.BYTES, hi);
   }
 
   /** Inline argument i of a fixed-shape event, its name interned by argBodySize. */
