@@ -1,8 +1,5 @@
 package org.jperfetto.producer.track;
 
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 import org.jperfetto.producer.DataSource;
 import org.jperfetto.producer.TraceContext;
 import org.jperfetto.producer.TraceWriter;
@@ -51,7 +48,8 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
   private static final int SEQ_NEEDS_INCREMENTAL_STATE =
       TracePacket.SequenceFlags.SEQ_NEEDS_INCREMENTAL_STATE_VALUE;
   private static final int TIMESTAMP_TAG = TracePacket.TIMESTAMP_FIELD_NUMBER << 3;
-  private static final ValueLayout.OfLong LONG_LE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+  private static final int SEQUENCE_FLAGS_NEEDS_STATE =
+      TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER << 3 | SEQ_NEEDS_INCREMENTAL_STATE << 8;
   /**
    * A slice end's bytes after its timestamp, little-endian: track_event (length-delimited, 2 bytes:
    * type = SLICE_END), then sequence_flags = SEQ_NEEDS_INCREMENTAL_STATE.
@@ -60,10 +58,21 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
       | 2L << 8
       | (long) (EVENT_TYPE << 3) << 16
       | (long) TYPE_SLICE_END << 24
-      | (long) (TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER << 3) << 32
-      | (long) SEQ_NEEDS_INCREMENTAL_STATE << 40;
+      | (long) SEQUENCE_FLAGS_NEEDS_STATE << 32;
   /** A slice end packet's bytes besides its timestamp value: the timestamp tag and the tail. */
   static final int SLICE_END_FIXED_BYTES = 1 + 6;
+  /**
+   * A slice begin's track_event after its timestamp, little-endian, its two iid bytes (5 and 7) left
+   * zero: tag, length 6, type = SLICE_BEGIN, category_iids tag, name_iid tag.
+   */
+  static final long SLICE_BEGIN_EVENT = (TracePacket.TRACK_EVENT_FIELD_NUMBER << 3 | 2L)
+      | 6L << 8
+      | (long) (EVENT_TYPE << 3) << 16
+      | (long) TYPE_SLICE_BEGIN << 24
+      | (long) (EVENT_CATEGORY_IIDS << 3) << 32
+      | (long) (EVENT_NAME_IID << 3) << 48;
+  /** A slice begin packet's bytes besides its timestamp value: the timestamp tag, track_event, flags. */
+  static final int SLICE_BEGIN_FIXED_BYTES = 1 + 8 + 2;
 
   private final TrackEvent owner;
   private final DataSource<Session> dataSource;
@@ -94,6 +103,7 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
   private int nameIid;
   private final int[] argIids = new int[MAX_INLINE_ARGS];
   private final ChunkPacketEncoder encoder = new ChunkPacketEncoder();
+  private final ShortPacket shortPacket = new ShortPacket();
   private final String[] argTexts = new String[MAX_INLINE_ARGS];
   private TrackEvent.EventFunction function;
 
@@ -202,8 +212,8 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
       t.writeDescriptor(p, ProcessInfo.current().uuid());
       seq.tracks.add(t.uuid());
     }
-    if (type == TYPE_SLICE_END && t == null && function == null && argCount == 0 && !hasCounter
-        && tryWriteSliceEnd(writer, seq)) {
+    if ((type == TYPE_SLICE_END || type == TYPE_SLICE_BEGIN) && t == null && function == null && argCount == 0
+        && !hasCounter && tryWriteShortSlice(writer, seq)) {
       return;
     }
     int eventSize = fixedShapeEventSize(seq, session, t);
@@ -391,48 +401,66 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
   }
 
   /**
-   * A slice end on the thread's own track with nothing attached, the commonest packet, assembled in
-   * two longs: its size byte, the timestamp as a delta, track_event {type}, sequence_flags. The same
-   * bytes the fixed-shape path writes for it. Returns false, writing nothing, when the timestamp is
-   * not a delta below 2^56 or the packet does not fit the chunk.
+   * A slice begin or end on the thread's own track with nothing attached (no argument, counter or
+   * function; the begin's category and name already interned, with one-byte iids), the commonest
+   * packets: assembled in registers ({@link ShortPacket}) and stored in two or three 8-byte stores,
+   * the same bytes the fixed-shape path writes. Returns false, writing nothing, for any other event,
+   * when the timestamp is not a delta below 2^56, or when the packet does not fit the chunk.
    */
-  private boolean tryWriteSliceEnd(TraceWriter writer, SequenceState seq) {
+  private boolean tryWriteShortSlice(TraceWriter writer, SequenceState seq) {
     long delta = timestamp - seq.lastTimestamp;
     if (delta < 0 || (delta >>> 56) != 0 || !seq.session.incrementalTimestamps()) {
       return false;
     }
     int n = ProtoWire.varIntSize(delta);
-    int packetSize = SLICE_END_FIXED_BYTES + n;
+    int categoryId = 0;
+    int nameId = 0;
+    int packetSize;
+    if (type == TYPE_SLICE_END) {
+      packetSize = SLICE_END_FIXED_BYTES + n;
+    } else {
+      categoryId = seq.intern(SequenceState.KIND_CATEGORY, category.name());
+      nameId = seq.intern(SequenceState.KIND_EVENT_NAME, name);
+      // New strings go out as interned_data with the packet: the fixed-shape path's work.
+      if (((categoryId | nameId) & ~0x7F) != 0 || categoryId == 0 || nameId == 0 || seq.hasPendingInterned()) {
+        return false;
+      }
+      packetSize = SLICE_BEGIN_FIXED_BYTES + n;
+    }
     long at = writer.beginSmallPacket(packetSize);
     if (at < 0) {
       return false;
     }
     seq.lastTimestamp = timestamp;
-    putSliceEnd(writer.chunkMemory(), at, packetSize, delta);
+    ShortPacket packet = shortPacket.clear();
+    if (type == TYPE_SLICE_END) {
+      encodeSliceEnd(packet, packetSize, delta);
+    } else {
+      encodeSliceBegin(packet, packetSize, delta, categoryId, nameId);
+    }
+    packet.store(writer.chunkMemory(), at, packetSize + 1);
     writer.endSmallPacket();
     return true;
   }
 
-  /**
-   * Stores a slice end packet (size byte first) with timestamp delta at offset at of chunk, in two
-   * 8-byte stores: up to 7 bytes past the packet are overwritten, inside the slack the writer
-   * claimed with it.
-   */
-  static void putSliceEnd(MemorySegment chunk, long at, int packetSize, long delta) {
+  /** A slice end packet, size byte first: [size][timestamp][track_event {type}][sequence_flags]. */
+  static void encodeSliceEnd(ShortPacket packet, int packetSize, long delta) {
     int n = packetSize - SLICE_END_FIXED_BYTES;
-    long varint = ChunkPacketEncoder.varIntBits(delta);
-    // [size][timestamp tag][n varint bytes][track_event tag, length 2, type tag, END][flags tag, value]
-    long lo = packetSize | ((long) TIMESTAMP_TAG << 8) | (varint << 16);
-    long hi = varint >>> 48;
-    int tailShift = (2 + n) << 3; // 24 to 80 bits
-    if (tailShift < Long.SIZE) {
-      lo |= SLICE_END_TAIL << tailShift;
-      hi |= SLICE_END_TAIL >>> (Long.SIZE - tailShift);
-    } else {
-      hi |= SLICE_END_TAIL << (tailShift - Long.SIZE);
-    }
-    chunk.set(LONG_LE, at, lo);
-    chunk.set(LONG_LE, at + Long.BYTES, hi);
+    packet.put(packetSize | TIMESTAMP_TAG << 8, 2, 0)
+        .put(ChunkPacketEncoder.varIntBits(delta), n, 2)
+        .put(SLICE_END_TAIL, 6, 2 + n);
+  }
+
+  /**
+   * A slice begin packet, size byte first: [size][timestamp][track_event {type, category_iids,
+   * name_iid}][sequence_flags], both iids below 128.
+   */
+  static void encodeSliceBegin(ShortPacket packet, int packetSize, long delta, int categoryIid, int nameIid) {
+    int n = packetSize - SLICE_BEGIN_FIXED_BYTES;
+    packet.put(packetSize | TIMESTAMP_TAG << 8, 2, 0)
+        .put(ChunkPacketEncoder.varIntBits(delta), n, 2)
+        .put(SLICE_BEGIN_EVENT | (long) categoryIid << 40 | (long) nameIid << 56, 8, 2 + n)
+        .put(SEQUENCE_FLAGS_NEEDS_STATE, 2, 10 + n);
   }
 
   /** Inline argument i of a fixed-shape event, its name interned by argBodySize. */

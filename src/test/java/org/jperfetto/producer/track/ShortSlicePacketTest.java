@@ -1,0 +1,105 @@
+package org.jperfetto.producer.track;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import org.jperfetto.producer.proto.ChunkPacketEncoder;
+import org.jperfetto.producer.proto.ProtoWire;
+import org.jperfetto.protos.TracePacket;
+import org.jperfetto.protos.TrackEvent;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The slice begin and end packets assembled in registers (ShortPacket) are byte for byte what the
+ * fixed-shape encoder writes, and parse as the events they stand for, for every timestamp size and
+ * at every alignment; nothing past their two or three stored longs is touched.
+ */
+class ShortSlicePacketTest {
+  private static final byte UNTOUCHED = 0x55;
+  private static final long[] DELTAS = {0, 1, 127, 128, 16_383, 16_384, (1L << 21) - 1, 1L << 21, (1L << 28) - 1,
+      1L << 28, (1L << 35) - 1, 1L << 35, (1L << 42) - 1, 1L << 42, (1L << 49) - 1, 1L << 49, (1L << 56) - 1};
+  private static final int FLAGS = TracePacket.SequenceFlags.SEQ_NEEDS_INCREMENTAL_STATE_VALUE;
+
+  /** Stores the packet at offset into a fresh chunk; returns the chunk. */
+  private static MemorySegment stored(Arena arena, ShortPacket packet, int offset, int length) {
+    MemorySegment chunk = arena.allocate(64).fill(UNTOUCHED);
+    packet.store(chunk, offset, length);
+    int stores = (length + 7) / 8;
+    for (long i = offset + 8L * stores; i < 64; i++) {
+      assertEquals(UNTOUCHED, chunk.get(ValueLayout.JAVA_BYTE, i), "byte " + i + " past the stores");
+    }
+    return chunk;
+  }
+
+  private static byte[] bytes(MemorySegment s, long offset, int length) {
+    return s.asSlice(offset, length).toArray(ValueLayout.JAVA_BYTE);
+  }
+
+  @Test
+  void sliceEndsAreTheFixedShapeBytesAndProtobufJavasForEveryTimestampSize() throws Exception {
+    try (Arena arena = Arena.ofConfined()) {
+      for (long delta : DELTAS) {
+        int packetSize = ThreadState.SLICE_END_FIXED_BYTES + ProtoWire.varIntSize(delta);
+        byte[] expected = TracePacket.newBuilder().setTimestamp(delta)
+            .setTrackEvent(TrackEvent.newBuilder().setType(TrackEvent.Type.TYPE_SLICE_END))
+            .setSequenceFlags(FLAGS).build().toByteArray();
+        assertEquals(expected.length, packetSize);
+        MemorySegment fixed = arena.allocate(64);
+        assertEquals(packetSize + 1, new ChunkPacketEncoder().begin(fixed, 0).rawByte(packetSize)
+            .varInt(TracePacket.TIMESTAMP_FIELD_NUMBER, delta).nested(TracePacket.TRACK_EVENT_FIELD_NUMBER, 2)
+            .varInt(TrackEvent.TYPE_FIELD_NUMBER, TrackEvent.Type.TYPE_SLICE_END_VALUE)
+            .varInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, FLAGS).finish());
+        for (int offset = 0; offset < 8; offset++) {
+          ShortPacket p = new ShortPacket();
+          ThreadState.encodeSliceEnd(p, packetSize, delta);
+          MemorySegment chunk = stored(arena, p, offset, packetSize + 1);
+          assertArrayEquals(bytes(fixed, 0, packetSize + 1), bytes(chunk, offset, packetSize + 1), "delta " + delta);
+          assertArrayEquals(expected, bytes(chunk, offset + 1, packetSize), "delta " + delta);
+        }
+      }
+    }
+  }
+
+  @Test
+  void sliceBeginsAreTheFixedShapeBytesAndParseAsTheEvent() throws InvalidProtocolBufferException {
+    try (Arena arena = Arena.ofConfined()) {
+      for (long delta : DELTAS) {
+        for (int[] iids : new int[][] {{1, 1}, {1, 127}, {127, 1}, {64, 99}}) {
+          int packetSize = ThreadState.SLICE_BEGIN_FIXED_BYTES + ProtoWire.varIntSize(delta);
+          MemorySegment fixed = arena.allocate(64);
+          // The fixed-shape path's field order: type, category_iids, name_iid.
+          assertEquals(packetSize + 1, new ChunkPacketEncoder().begin(fixed, 0).rawByte(packetSize)
+              .varInt(TracePacket.TIMESTAMP_FIELD_NUMBER, delta).nested(TracePacket.TRACK_EVENT_FIELD_NUMBER, 6)
+              .varInt(TrackEvent.TYPE_FIELD_NUMBER, TrackEvent.Type.TYPE_SLICE_BEGIN_VALUE)
+              .varInt(TrackEvent.CATEGORY_IIDS_FIELD_NUMBER, iids[0])
+              .varInt(TrackEvent.NAME_IID_FIELD_NUMBER, iids[1])
+              .varInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, FLAGS).finish());
+          for (int offset = 0; offset < 8; offset++) {
+            ShortPacket p = new ShortPacket();
+            ThreadState.encodeSliceBegin(p, packetSize, delta, iids[0], iids[1]);
+            MemorySegment chunk = stored(arena, p, offset, packetSize + 1);
+            assertArrayEquals(bytes(fixed, 0, packetSize + 1), bytes(chunk, offset, packetSize + 1),
+                "delta " + delta + " iids " + iids[0] + "," + iids[1]);
+            TracePacket parsed = TracePacket.parseFrom(bytes(chunk, offset + 1, packetSize));
+            assertEquals(delta, parsed.getTimestamp());
+            assertEquals(FLAGS, parsed.getSequenceFlags());
+            assertEquals(TrackEvent.Type.TYPE_SLICE_BEGIN, parsed.getTrackEvent().getType());
+            assertEquals(iids[0], parsed.getTrackEvent().getCategoryIids(0));
+            assertEquals(iids[1], parsed.getTrackEvent().getNameIid());
+          }
+        }
+      }
+    }
+  }
+
+  @Test
+  void varIntBitsRefusesWhatDoesNotFitEightBytes() {
+    assertThrows(IllegalArgumentException.class, () -> ChunkPacketEncoder.varIntBits(1L << 56));
+    assertEquals(0x01_80L, ChunkPacketEncoder.varIntBits(128));
+  }
+}
