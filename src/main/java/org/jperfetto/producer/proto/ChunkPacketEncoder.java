@@ -108,9 +108,7 @@ public final class ChunkPacketEncoder {
 
   private void putLongerVarInt(long value) {
     if ((value >>> 56) == 0) {
-      int size = ProtoWire.varIntSize(value); // 2 to 8
-      long more = CONTINUE_ALL & ((1L << ((size - 1) << 3)) - 1); // on every byte but the last
-      append(spread(value) | more, size);
+      append(encodeShort(value), ProtoWire.varIntSize(value)); // 2 to 8 bytes
     } else { // 9 or 10 bytes (e.g. a uuid, a negative int): the low 56 bits, then the rest
       append(spread(value) | CONTINUE_ALL, Long.BYTES);
       long rest = value >>> 56;
@@ -131,6 +129,11 @@ public final class ChunkPacketEncoder {
     if ((value >>> 56) != 0) {
       throw new IllegalArgumentException("varIntBits takes values below 2^56: " + value);
     }
+    return encodeShort(value);
+  }
+
+  /** The varint of value below 2^56: its groups, and a continuation bit on every byte but the last. */
+  private static long encodeShort(long value) {
     int size = ProtoWire.varIntSize(value);
     return spread(value) | (CONTINUE_ALL & ((1L << ((size - 1) << 3)) - 1));
   }
