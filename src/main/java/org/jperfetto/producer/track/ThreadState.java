@@ -47,16 +47,18 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
       TracePacket.SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED_VALUE;
   private static final int SEQ_NEEDS_INCREMENTAL_STATE =
       TracePacket.SequenceFlags.SEQ_NEEDS_INCREMENTAL_STATE_VALUE;
-  private static final int TIMESTAMP_TAG = TracePacket.TIMESTAMP_FIELD_NUMBER << 3;
+  private static final int TIMESTAMP_TAG = varIntTag(TracePacket.TIMESTAMP_FIELD_NUMBER);
+  private static final int TRACK_EVENT_TAG =
+      ProtoWire.makeTag(TracePacket.TRACK_EVENT_FIELD_NUMBER, ProtoWire.WIRE_TYPE_LENGTH_DELIMITED);
   private static final int SEQUENCE_FLAGS_NEEDS_STATE =
-      TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER << 3 | SEQ_NEEDS_INCREMENTAL_STATE << 8;
+      varIntTag(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER) | SEQ_NEEDS_INCREMENTAL_STATE << 8;
   /**
    * A slice end's bytes after its timestamp, little-endian: track_event (length-delimited, 2 bytes:
    * type = SLICE_END), then sequence_flags = SEQ_NEEDS_INCREMENTAL_STATE.
    */
-  static final long SLICE_END_TAIL = (TracePacket.TRACK_EVENT_FIELD_NUMBER << 3 | 2L)
+  static final long SLICE_END_TAIL = TRACK_EVENT_TAG
       | 2L << 8
-      | (long) (EVENT_TYPE << 3) << 16
+      | (long) varIntTag(EVENT_TYPE) << 16
       | (long) TYPE_SLICE_END << 24
       | (long) SEQUENCE_FLAGS_NEEDS_STATE << 32;
   /** A slice end packet's bytes besides its timestamp value: the timestamp tag and the tail. */
@@ -65,14 +67,19 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
    * A slice begin's track_event after its timestamp, little-endian, its two iid bytes (5 and 7) left
    * zero: tag, length 6, type = SLICE_BEGIN, category_iids tag, name_iid tag.
    */
-  static final long SLICE_BEGIN_EVENT = (TracePacket.TRACK_EVENT_FIELD_NUMBER << 3 | 2L)
+  static final long SLICE_BEGIN_EVENT = TRACK_EVENT_TAG
       | 6L << 8
-      | (long) (EVENT_TYPE << 3) << 16
+      | (long) varIntTag(EVENT_TYPE) << 16
       | (long) TYPE_SLICE_BEGIN << 24
-      | (long) (EVENT_CATEGORY_IIDS << 3) << 32
-      | (long) (EVENT_NAME_IID << 3) << 48;
+      | (long) varIntTag(EVENT_CATEGORY_IIDS) << 32
+      | (long) varIntTag(EVENT_NAME_IID) << 48;
   /** A slice begin packet's bytes besides its timestamp value: the timestamp tag, track_event, flags. */
   static final int SLICE_BEGIN_FIXED_BYTES = 1 + 8 + 2;
+
+  /** The one-byte tag of a varint field numbered below 16. */
+  private static int varIntTag(int field) {
+    return ProtoWire.makeTag(field, ProtoWire.WIRE_TYPE_VARINT);
+  }
 
   private final TrackEvent owner;
   private final DataSource<Session> dataSource;
