@@ -24,11 +24,17 @@ import org.jperfetto.protos.DataSourceConfig;
  * profiles the segment's class at every access, and code warmed up on another kind is thrown away
  * when the first real chunk arrives.
  *
+ * <p>{@link #pauseDrain()} makes it a service that has stopped reading: committed chunks stay
+ * committed, the SMB fills and writers meet a full buffer (their drop or stall path) until
+ * {@link #resumeDrain()}.
+ *
  * <p>The data source must have no other instance meanwhile (a private one, typically); close
  * releases its slot.
  */
 public final class DetachedInstance implements AutoCloseable {
-  private static final long SMB_SIZE = 256 * 1024;
+  /** The SMB size of {@link #start(DataSource, DataSourceConfig)}, a producer's usual default. */
+  public static final long DEFAULT_SMB_SIZE = 256 * 1024;
+  private static final long PAGE_SIZE = 4096;
   private final Arena arena = Arena.ofAuto(); // unmapped when unreachable: no writer can outlive it
   private final SharedMemoryArbiter arbiter;
   private final SharedMemoryAbi abi;
@@ -36,10 +42,14 @@ public final class DetachedInstance implements AutoCloseable {
   private final int index;
   private CommitBatch spare = new CommitBatch();
   private long chunksFreed;
+  private boolean drainPaused;
 
-  private <S> DetachedInstance(DataSource<S> dataSource, DataSourceConfig config) {
-    MemorySegment smb = mapSmb(SMB_SIZE);
-    abi = new SharedMemoryAbi(smb, 4096);
+  private <S> DetachedInstance(DataSource<S> dataSource, DataSourceConfig config, long smbSize) {
+    if (smbSize < PAGE_SIZE || smbSize % PAGE_SIZE != 0) {
+      throw new IllegalArgumentException("SMB size must be a positive multiple of " + PAGE_SIZE + ": " + smbSize);
+    }
+    MemorySegment smb = mapSmb(smbSize);
+    abi = new SharedMemoryAbi(smb, (int) PAGE_SIZE);
     arbiter = new SharedMemoryArbiter(abi, new SharedMemoryArbiter.CommitSink() {
       @Override
       public void commitPending() {
@@ -70,10 +80,31 @@ public final class DetachedInstance implements AutoCloseable {
 
   /** Starts dataSource's instance 0 with config (its handler's onSetup and onStart run here). */
   public static DetachedInstance start(DataSource<?> dataSource, DataSourceConfig config) {
-    return new DetachedInstance(dataSource, config);
+    return new DetachedInstance(dataSource, config, DEFAULT_SMB_SIZE);
+  }
+
+  /** As {@link #start(DataSource, DataSourceConfig)}, on an SMB of smbSize bytes (whole 4 KiB pages). */
+  public static DetachedInstance start(DataSource<?> dataSource, DataSourceConfig config, long smbSize) {
+    return new DetachedInstance(dataSource, config, smbSize);
+  }
+
+  /** From now on committed chunks stay committed, as if the service had stopped reading. */
+  public synchronized void pauseDrain() {
+    drainPaused = true;
+  }
+
+  /** Frees every chunk committed meanwhile, and goes on freeing them as they are committed. */
+  public void resumeDrain() {
+    synchronized (this) {
+      drainPaused = false;
+    }
+    freeCommitted();
   }
 
   private synchronized void freeCommitted() {
+    if (drainPaused) {
+      return; // the arbiter keeps the commits pending until resumeDrain
+    }
     // The least a service does to free a chunk (acquire it for reading, release it as free): the
     // real one also validates and copies it, on its own thread, which is not the trace point's cost.
     CommitBatch batch = arbiter.drainTo(spare);

@@ -25,6 +25,7 @@ import org.jperfetto.ipc.IpcClient;
 import org.jperfetto.ipc.Reply;
 import org.jperfetto.os.ErrnoException;
 import org.jperfetto.os.Fds;
+import org.jperfetto.os.JitSettle;
 import org.jperfetto.os.MemFd;
 import org.jperfetto.os.SharedMapping;
 import org.jperfetto.protos.DataSourceConfig;

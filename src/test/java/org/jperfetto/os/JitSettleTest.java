@@ -1,4 +1,4 @@
-package org.jperfetto.service.ipc;
+package org.jperfetto.os;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,4 +1,4 @@
-package org.jperfetto.service.ipc;
+package org.jperfetto.os;
 
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
@@ -10,45 +10,47 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
- * Waits until the JIT compilers have finished the work a warm-up queued. When {@link IngestWarmUp}
- * returns, C2 still has a queue of methods to compile (on 2 cores about 0.7 s of it); a service
- * that serves at once spends that compiler time during the first producer's burst, on the core the
- * producer or the service's loop needs, and deoptimizes code the burst is running. So jtraced serves
- * once the compiler threads have used no CPU for {@link #QUIET_MS}, or after {@code maxMillis}.
+ * Watches this JVM's JIT compilers, so that a warm-up can wait until they have finished the work it
+ * queued. When jtraced's ingest warm-up returns, C2 still has a queue of methods to compile (on 2
+ * cores about 0.7 s of it); a service that serves at once spends that compiler time during the
+ * first producer's burst, on the core the producer or the service's loop needs, and deoptimizes
+ * code the burst is running. So jtraced serves once the compiler threads have used no CPU for
+ * {@link #QUIET_MS}, or after {@code maxMillis}; TrackEvent's warm-up goes on emitting while they
+ * still compile what it ran.
  *
  * <p>The compilers' CPU time comes from /proc/self/task/&lt;tid&gt;/stat of HotSpot's threads named
  * "C1 CompilerThre..." and "C2 CompilerThre..." (the kernel keeps 15 characters of a thread's
  * name). Where there is no such file or thread (another JVM, no procfs), nothing is waited for.
  */
-final class JitSettle {
+public final class JitSettle {
   /** How long the compilers must stay idle: a few clock ticks (10 ms each), so a compile in progress shows. */
-  static final long QUIET_MS = 60;
+  public static final long QUIET_MS = 60;
   private static final long POLL_MS = 10;
   private static final Path TASKS = Path.of("/proc/self/task");
 
   private JitSettle() {}
 
   /** What a wait saw: how long it took, the compilers' CPU meanwhile, and whether they went quiet. */
-  record Result(long waitedMillis, long compilerTicks, boolean quiet) {}
+  public record Result(long waitedMillis, long compilerTicks, boolean quiet) {}
 
   /** This JVM's JIT compiler threads, found once: polling reads only their stat files. */
-  record Compilers(List<Path> stats) {
-    static Compilers ofThisJvm() {
+  public record Compilers(List<Path> stats) {
+    public static Compilers ofThisJvm() {
       return new Compilers(compilerThreadStats());
     }
 
     /** Whether any compiler thread was found (otherwise nothing is measured or waited for). */
-    boolean known() {
+    public boolean known() {
       return ticks() >= 0;
     }
 
     /** Their CPU so far (utime + stime, clock ticks); -1 if unknown. */
-    long ticks() {
+    public long ticks() {
       return cpuTicks(stats);
     }
 
     /** Waits until they have been idle for {@link #QUIET_MS}, for at most maxMillis. */
-    Result await(long maxMillis) {
+    public Result await(long maxMillis) {
       return JitSettle.await(this::ticks, maxMillis);
     }
   }
