@@ -10,7 +10,6 @@ import org.jperfetto.producer.DataSource;
 import org.jperfetto.producer.DataSourceHandler;
 import org.jperfetto.producer.DataSourceInstance;
 import org.jperfetto.producer.DetachedInstance;
-import org.jperfetto.protos.DataSourceConfig;
 import org.jperfetto.protos.DataSourceDescriptor;
 import org.jperfetto.protos.TrackEventCategory;
 import org.jperfetto.protos.TrackEventDescriptor;
@@ -81,9 +80,15 @@ public final class TrackEvent {
   private final ThreadState[] threadCache = new ThreadState[THREAD_CACHE_SIZE];
   private static final int THREAD_CACHE_SIZE = 64;
   private final Runnable sessionsChanged;
+  /** One of {@link #warmUpJit()}'s own, which does not count in {@link #liveInstances()}. */
+  private final boolean warmUp;
+  /** Started instances of TrackEvents other than the warm-up's, in this process. */
+  private static final java.util.concurrent.atomic.AtomicInteger LIVE_INSTANCES =
+      new java.util.concurrent.atomic.AtomicInteger();
 
   private TrackEvent(Builder b) {
     this.sessionsChanged = b.sessionsChanged;
+    this.warmUp = b.warmUp;
     this.processName = b.processName != null ? b.processName : ProcessInfo.current().defaultName();
     TrackEventDescriptor.Builder available = TrackEventDescriptor.newBuilder();
     for (Category c : b.categories) {
@@ -110,8 +115,15 @@ public final class TrackEvent {
     private String processName;
     private BufferExhaustedPolicy policy = BufferExhaustedPolicy.DROP;
     private Runnable sessionsChanged = () -> { };
+    private boolean warmUp;
 
     private Builder() {}
+
+    /** Marks the TrackEvent as the JIT warm-up's own (package only). */
+    Builder warmUp() {
+      this.warmUp = true;
+      return this;
+    }
 
     /**
      * Runs listener after a session started or stopped, once the categories' enabled state is
@@ -148,60 +160,28 @@ public final class TrackEvent {
     }
   }
 
-  /** Events {@link #warmUpJit()} emits: enough for C2 to compile the trace point path. */
-  static final int WARMUP_EVENTS = 200_000;
-  /** Private instances the warm-up's events are spread over, one after another. */
-  static final int WARMUP_EPOCHS = 25;
-
   /**
-   * Compiles the trace point path before an app's first burst, on the calling thread: a private
-   * TrackEvent, started on a private in-process SMB whose chunks are freed as they are committed
-   * ({@link DetachedInstance}: nothing reaches any service or trace), emits {@value #WARMUP_EVENTS}
-   * events of the usual shapes (slices with and without a debug argument, counters, instants).
-   * About 0.3 s of one core on a fresh JVM. Without it a fresh JVM runs the first hundreds of
+   * Compiles the trace point path before an app's first burst, on the calling thread: private
+   * TrackEvents, started on private in-process SMBs whose chunks are freed as they are committed
+   * ({@link DetachedInstance}: nothing reaches any service or trace), emit events of the usual shapes
+   * (slices with and without a debug argument, counters, instants), including what a real session's
+   * first events and a full SMB do, and go on while the JIT compilers still work on them: about 0.3
+   * s of one core on a fast machine, at most 3 s. It gives way as soon as a session starts on any
+   * other TrackEvent of the process: from then on that session's own events warm the path up, and
+   * the warm-up would only take CPU from them. Without it a fresh JVM runs the first hundreds of
    * thousands of events of a burst in the interpreter and C1 code, while its compiler threads take a
    * core. Apps that trace a burst right after start call it once, early, off their main thread:
    * {@code Thread.ofPlatform().daemon().start(TrackEvent::warmUpJit)}; it changes nothing else.
    *
-   * <p>The events go to {@value #WARMUP_EPOCHS} instances in turn, each with new event names, so
-   * that what a real session's first events do (a new writer, a cleared incremental state, strings
-   * interned, the first packet of a sequence) also happens after C2 compiled the path: C2 leaves out
-   * a branch it never saw taken, and the first real session would otherwise throw that code away in
-   * the middle of its burst (seen: 0.6 s of C2 and C1 during a 1M-slice burst).
-   *
    * @return the events emitted
    */
   public static long warmUpJit() {
-    Category slices = Category.of("jperfetto.warmup");
-    Category counters = Category.of("jperfetto.warmup.counter");
-    Track counterTrack = Track.counter("jperfetto.warmup");
-    TrackEvent te = builder().categories(slices, counters).processName("jperfetto-warmup").build();
-    DataSourceConfig config = DataSourceConfig.newBuilder().setName(DATA_SOURCE_NAME).setTargetBuffer(0).build();
-    long events = 0;
-    long i = 0;
-    for (int epoch = 0; epoch < WARMUP_EPOCHS; epoch++) {
-      String outer = "warmup_slice_" + epoch;
-      String inner = "warmup_inner_" + epoch;
-      String instant = "warmup_instant_" + epoch;
-      String arg = "i" + epoch;
-      long epochEnd = (long) WARMUP_EVENTS * (epoch + 1) / WARMUP_EPOCHS;
-      try (DetachedInstance instance = DetachedInstance.start(te.dataSource(), config)) {
-        for (; events < epochEnd; i++) {
-          te.begin(slices, outer, arg, i);
-          te.begin(slices, inner);
-          te.end(slices);
-          if (i % 10 == 0) {
-            te.counter(counters, counterTrack, i);
-            te.instant(slices, instant, arg, i);
-            events += 2;
-          }
-          te.end(slices);
-          events += 4;
-        }
-        te.flush();
-      }
-    }
-    return events;
+    return TrackEventWarmUp.run();
+  }
+
+  /** Instances (sessions) started on TrackEvents other than the warm-up's and not stopped yet, process-wide. */
+  static int liveInstances() {
+    return LIVE_INSTANCES.get();
   }
 
   /** The "track_event" data source to register with a TracingProducer. */
@@ -499,6 +479,9 @@ public final class TrackEvent {
 
     @Override
     public void onStart(DataSourceInstance<Session> instance) {
+      if (!warmUp) {
+        LIVE_INSTANCES.incrementAndGet();
+      }
       Session session = instance.state();
       synchronized (TrackEvent.this) {
         sessions[instance.index()] = session;
@@ -516,6 +499,9 @@ public final class TrackEvent {
         for (Category c : categories) {
           c.setEnabled(instance.index(), false);
         }
+      }
+      if (!warmUp) {
+        LIVE_INSTANCES.decrementAndGet();
       }
       sessionsChanged.run();
       stop.done();

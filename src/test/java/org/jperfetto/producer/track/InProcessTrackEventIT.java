@@ -97,7 +97,7 @@ class InProcessTrackEventIT {
   }
 
   @Test
-  void theJitWarmUpRunsBesideARealSessionAndLeavesNothingInIt() throws Exception {
+  void theJitWarmUpGivesWayToARealSessionAndLeavesNothingInIt() throws Exception {
     Category app = Category.of("app");
     TrackEvent te = TrackEvent.builder().categories(app).processName("warm_app").build();
     Path file = dir.resolve("warm.perfetto-trace");
@@ -105,22 +105,37 @@ class InProcessTrackEventIT {
     try (InProcessTracing tracing = InProcessTracing.start(
         TracingProducer.builder("warm-app").dataSource(te.dataSource()))) {
       try (InProcessSession s = tracing.newSession(config()).writeTo(file).start()) {
-        long[] warmUpEvents = {0};
+        assertTrue(TrackEvent.liveInstances() >= 1, "the app's session counts as live");
+        long[] warmUpEvents = {-1};
         Thread warmUp = Thread.ofPlatform().start(() -> warmUpEvents[0] = TrackEvent.warmUpJit());
         for (int i = 0; i < n; i++) {
           te.begin(app, "real_step", "i", i);
           te.end(app);
         }
         warmUp.join();
-        assertTrue(warmUpEvents[0] >= TrackEvent.WARMUP_EVENTS, "warm-up events: " + warmUpEvents[0]);
-        assertTrue(app.isEnabled(), "the app's own session is untouched by the warm-up's instance");
+        assertTrue(warmUpEvents[0] >= 0 && warmUpEvents[0] < TrackEventWarmUp.EVENTS,
+            "with a session live the warm-up gives way: " + warmUpEvents[0]);
+        assertTrue(app.isEnabled(), "the app's own session is untouched by the warm-up's instances");
       }
     }
     DecodedEvents d = decode(Files.readAllBytes(file));
     assertEquals(List.of(), d.errors);
     assertEquals(n, d.named("real_step").size());
-    assertTrue(d.named("warmup_slice").isEmpty() && d.named("warmup_instant").isEmpty(),
+    assertTrue(d.events.stream().noneMatch(e -> e.name() != null && e.name().startsWith("warmup_")),
         "nothing of the warm-up reaches a trace");
+  }
+
+  @Test
+  void withNothingToGiveWayToTheJitWarmUpRunsItsRoundsAndItsOwnInstancesDoNotCountAsLive() {
+    int live = TrackEvent.liveInstances();
+    int[] seen = {Integer.MIN_VALUE};
+    long events = TrackEventWarmUp.run(() -> {
+      seen[0] = Math.max(seen[0], TrackEvent.liveInstances());
+      return false;
+    });
+    assertTrue(events >= TrackEventWarmUp.EVENTS, "warm-up events: " + events);
+    assertEquals(live, seen[0], "the warm-up's own instances never count as live");
+    assertEquals(live, TrackEvent.liveInstances());
   }
 
   @Test
