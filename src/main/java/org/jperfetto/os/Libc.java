@@ -228,6 +228,10 @@ final class Libc {
     static final MethodHandle H = h("munmap", JAVA_INT, ADDRESS, JAVA_LONG);
   }
 
+  private static final class Madvise {
+    static final MethodHandle H = h("madvise", JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT);
+  }
+
   private Libc() {}
 
   /** Links every handle now (each holder initialises once, whichever thread gets there first). */
@@ -684,6 +688,21 @@ final class Libc {
       throw fail("mmap", s, "anonymous size " + size);
     }
     return r.address();
+  }
+
+  /** madvise(2) advice (Linux 5.14+): commit the range's pages now, writable, as writes would. */
+  static final int MADV_POPULATE_WRITE = 23;
+
+  static void madvise(Scratch s, long address, long size, int advice) throws ErrnoException {
+    int r;
+    try {
+      r = (int) Madvise.H.invokeExact(s.errnoState, MemorySegment.ofAddress(address), size, advice);
+    } catch (Throwable t) {
+      throw unexpected("madvise", t);
+    }
+    if (r < 0) {
+      throw fail("madvise", s, "address 0x" + Long.toHexString(address) + " size " + size + " advice " + advice);
+    }
   }
 
   static void munmap(Scratch s, long address, long size) throws ErrnoException {

@@ -59,6 +59,20 @@ public final class SharedMapping {
     }
   }
 
+  /**
+   * Commits length bytes of mapping (from offset, both whole pages) now, as writes to them would
+   * (madvise MADV_POPULATE_WRITE, Linux 5.14+): one call instead of a page fault per page.
+   *
+   * @throws ErrnoException if the kernel cannot (EINVAL on older kernels, ENOMEM, ...)
+   */
+  public static void populate(MemorySegment mapping, long offset, long length) throws ErrnoException {
+    if (offset < 0 || length <= 0 || offset > mapping.byteSize() - length) {
+      throw new ErrnoException("madvise", Errno.EINVAL, "range " + offset + "+" + length + " outside "
+          + mapping.byteSize() + " bytes");
+    }
+    Libc.madvise(Scratch.get(), mapping.address() + offset, length, Libc.MADV_POPULATE_WRITE);
+  }
+
   private static void unmap(long address, long size) {
     try {
       Libc.munmap(Scratch.get(), address, size);

@@ -18,6 +18,15 @@ public interface BufferMemory {
    */
   MemorySegment allocate(long size, Arena arena);
 
+  /**
+   * Commits [offset, offset + length) of a buffer this allocated ahead of its first write, if this
+   * memory commits lazily and can do so in one go (cheaper than a page fault per page); returns
+   * false when it cannot (or need not), and then is not asked again for that buffer.
+   */
+  default boolean populate(MemorySegment buffer, long offset, long length) {
+    return false;
+  }
+
   /** Arena.allocate: zeroed in full at once. */
   BufferMemory ZEROED = (size, arena) -> arena.allocate(size, 64);
 }

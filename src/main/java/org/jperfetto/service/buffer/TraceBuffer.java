@@ -68,6 +68,8 @@ public final class TraceBuffer implements AutoCloseable {
   private final Sequences sequences;
 
   private long writePos;
+  /** Bytes from 0 that {@link BufferMemory#populate} committed (or that need no populating). */
+  private long populatedUpTo;
   /** Bytes written before the first wrap (upstream's used_size): what a copy needs to take. */
   private long usedSize;
   private boolean discardWrites;
@@ -236,6 +238,9 @@ public final class TraceBuffer implements AutoCloseable {
       return;
     }
     long at = writePos;
+    if (at + recordSize + POPULATE_LEAD > populatedUpTo) {
+      populateAhead(at + recordSize);
+    }
     writeRecord(at, chunkId, producerId, writerId, numFragments, flags, src, srcOffset, size,
         recordSize);
     int slot = index(seq, chunkId, at, numFragments, flags, chunkComplete, uid, pid, machineId);
@@ -334,6 +339,27 @@ public final class TraceBuffer implements AutoCloseable {
     writeRecord(at, seq.idAt(pos), seq.producerId, seq.writerId, numFragments, flags, src,
         srcOffset, size, recordSize);
     chunksRewritten++;
+  }
+
+  /** How far ahead of the write position lazily committed memory is committed in advance. */
+  static final long POPULATE_LEAD = 1 << 20;
+  /** The least committed in advance at a time: 64 pages per call instead of a fault per page. */
+  static final long POPULATE_STEP = 256 << 10;
+
+  /**
+   * Commits the memory from {@link #populatedUpTo} to {@link #POPULATE_LEAD} past end (at least a
+   * {@link #POPULATE_STEP}), so that the copies into it take no page faults: on a VM those were a
+   * quarter of the loop thread's time in a burst. Small steps: a large one would be a long pause of
+   * the loop, and a pause longer than the producer's SMB lasts loses data. After a wrap everything
+   * is committed.
+   */
+  private void populateAhead(long end) {
+    long from = populatedUpTo;
+    if (from >= size) {
+      return;
+    }
+    long to = Math.min(size, (Math.max(end + POPULATE_LEAD, from + POPULATE_STEP) + 4095) & ~4095L);
+    populatedUpTo = memory.populate(buf, from, to - from) ? to : size;
   }
 
   private void writeRecord(long at, int chunkId, int producerId, int writerId, int numFragments,

@@ -24,6 +24,7 @@ import org.jperfetto.os.TcpSockets;
 import org.jperfetto.os.UnixSocket;
 import org.jperfetto.service.ClockSource;
 import org.jperfetto.service.TracingService;
+import org.jperfetto.service.buffer.BufferMemory;
 
 /**
  * jtraced in a process: a {@link TracingService}, ProducerPort on one or more producer sockets and
@@ -209,7 +210,7 @@ public final class ServiceHost implements AutoCloseable {
         runner = new LoopTaskRunner("jtraced");
         TracingService service = new TracingService(runner, MemfdSharedMemory.factory(),
             options.clocks(), TracingService.currentUid());
-        service.useBufferMemory(ServiceHost::lazyBufferMemory);
+        service.useBufferMemory(LAZY_BUFFER_MEMORY);
         service.limitBufferMemory(options.maxBufferBytes());
         List<ProducerPortService> ports = new ArrayList<>();
         for (int i = 0; i < listeners.size() - 1; i++) {
@@ -338,7 +339,28 @@ public final class ServiceHost implements AutoCloseable {
     return listener;
   }
 
-  /** Trace buffer memory committed page by page as data arrives (anonymous MAP_NORESERVE). */
+  /**
+   * Trace buffer memory committed as data arrives (anonymous MAP_NORESERVE), a little ahead of
+   * the writes in one madvise per step ({@link SharedMapping#populate}) where the kernel can.
+   */
+  static final BufferMemory LAZY_BUFFER_MEMORY = new BufferMemory() {
+    @Override
+    public MemorySegment allocate(long size, Arena arena) {
+      return lazyBufferMemory(size, arena);
+    }
+
+    @Override
+    public boolean populate(MemorySegment buffer, long offset, long length) {
+      try {
+        SharedMapping.populate(buffer, offset, length);
+        return true;
+      } catch (ErrnoException e) {
+        LOG.log(Level.DEBUG, () -> "trace buffer memory committed by page faults: " + e.getMessage());
+        return false;
+      }
+    }
+  };
+
   /**
    * jtraced's default budget for all trace buffers together: half the machine's memory (MemTotal in
    * /proc/meminfo), or 4 GiB when that cannot be read. Buffers are committed as they fill, so this
@@ -358,6 +380,7 @@ public final class ServiceHost implements AutoCloseable {
     return 4L << 30;
   }
 
+  /** Trace buffer memory committed page by page as data arrives (anonymous MAP_NORESERVE). */
   static MemorySegment lazyBufferMemory(long size, Arena arena) {
     try {
       return SharedMapping.mapAnonymous(size, arena);
