@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.jperfetto.producer.BufferExhaustedPolicy;
 import org.jperfetto.producer.DataSource;
 import org.jperfetto.producer.DataSourceHandler;
@@ -83,8 +84,7 @@ public final class TrackEvent {
   /** One of {@link #warmUpJit()}'s own, which does not count in {@link #liveInstances()}. */
   private final boolean warmUp;
   /** Started instances of TrackEvents other than the warm-up's, in this process. */
-  private static final java.util.concurrent.atomic.AtomicInteger LIVE_INSTANCES =
-      new java.util.concurrent.atomic.AtomicInteger();
+  private static final AtomicInteger LIVE_INSTANCES = new AtomicInteger();
 
   private TrackEvent(Builder b) {
     this.sessionsChanged = b.sessionsChanged;
@@ -165,8 +165,8 @@ public final class TrackEvent {
    * TrackEvents, started on private in-process SMBs whose chunks are freed as they are committed
    * ({@link DetachedInstance}: nothing reaches any service or trace), emit events of the usual shapes
    * (slices with and without a debug argument, counters, instants), including what a real session's
-   * first events and a full SMB do, and go on while the JIT compilers still work on them: about 0.3
-   * s of one core on a fast machine, at most 3 s. It gives way as soon as a session starts on any
+   * first events and a full SMB do, and go on while the JIT compilers still work on them: on the
+   * project's 2-core VMs about 1.5-2 s of one core, at most 3 s. It gives way as soon as a session starts on any
    * other TrackEvent of the process: from then on that session's own events warm the path up, and
    * the warm-up would only take CPU from them. Without it a fresh JVM runs the first hundreds of
    * thousands of events of a burst in the interpreter and C1 code, while its compiler threads take a
