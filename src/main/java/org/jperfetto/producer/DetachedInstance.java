@@ -5,6 +5,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import org.jperfetto.abi.ChunkHandle;
 import org.jperfetto.abi.SharedMemoryAbi;
+import org.jperfetto.abi.ShmSizes;
 import org.jperfetto.os.ErrnoException;
 import org.jperfetto.os.Fds;
 import org.jperfetto.os.MemFd;
@@ -32,9 +33,7 @@ import org.jperfetto.protos.DataSourceConfig;
  * releases its slot.
  */
 public final class DetachedInstance implements AutoCloseable {
-  /** The SMB size of {@link #start(DataSource, DataSourceConfig)}, a producer's usual default. */
-  public static final long DEFAULT_SMB_SIZE = 256 * 1024;
-  private static final long PAGE_SIZE = 4096;
+  private static final int PAGE_SIZE = ShmSizes.DEFAULT_PAGE_SIZE;
   private final Arena arena = Arena.ofAuto(); // unmapped when unreachable: no writer can outlive it
   private final SharedMemoryArbiter arbiter;
   private final SharedMemoryAbi abi;
@@ -49,7 +48,7 @@ public final class DetachedInstance implements AutoCloseable {
       throw new IllegalArgumentException("SMB size must be a positive multiple of " + PAGE_SIZE + ": " + smbSize);
     }
     MemorySegment smb = mapSmb(smbSize);
-    abi = new SharedMemoryAbi(smb, (int) PAGE_SIZE);
+    abi = new SharedMemoryAbi(smb, PAGE_SIZE);
     arbiter = new SharedMemoryArbiter(abi, new SharedMemoryArbiter.CommitSink() {
       @Override
       public void commitPending() {
@@ -80,7 +79,7 @@ public final class DetachedInstance implements AutoCloseable {
 
   /** Starts dataSource's instance 0 with config (its handler's onSetup and onStart run here). */
   public static DetachedInstance start(DataSource<?> dataSource, DataSourceConfig config) {
-    return new DetachedInstance(dataSource, config, DEFAULT_SMB_SIZE);
+    return new DetachedInstance(dataSource, config, ShmSizes.DEFAULT_SIZE);
   }
 
   /** As {@link #start(DataSource, DataSourceConfig)}, on an SMB of smbSize bytes (whole 4 KiB pages). */

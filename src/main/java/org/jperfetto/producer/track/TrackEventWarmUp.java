@@ -78,7 +78,7 @@ final class TrackEventWarmUp {
 
   /** One round: a new TrackEvent, a while with its SMB full, then events until the round's time is up. */
   private void round(int round, long deadline, BooleanSupplier giveWay) {
-    Epoch e = new Epoch(round);
+    Round e = new Round(round);
     long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ROUND_MILLIS);
     if (end - deadline > 0) {
       end = deadline;
@@ -95,14 +95,14 @@ final class TrackEventWarmUp {
     }
   }
 
-  private void iterations(Epoch e, int n) {
+  private void iterations(Round e, int n) {
     for (int k = 0; k < n; k++) {
       events += e.iteration(i++);
     }
   }
 
   /** One round's TrackEvent and the names its events use. */
-  private static final class Epoch {
+  private static final class Round {
     final Category slices = Category.of("jperfetto.warmup");
     final Category counters = Category.of("jperfetto.warmup.counter");
     final Track counterTrack;
@@ -112,13 +112,13 @@ final class TrackEventWarmUp {
     final String instant;
     final String arg;
 
-    Epoch(int epoch) {
-      counterTrack = Track.counter("jperfetto.warmup." + epoch);
+    Round(int round) {
+      counterTrack = Track.counter("jperfetto.warmup." + round);
       te = TrackEvent.builder().categories(slices, counters).processName("jperfetto-warmup").warmUp().build();
-      outer = "warmup_slice_" + epoch;
-      inner = "warmup_inner_" + epoch;
-      instant = "warmup_instant_" + epoch;
-      arg = "i" + epoch;
+      outer = "warmup_slice_" + round;
+      inner = "warmup_inner_" + round;
+      instant = "warmup_instant_" + round;
+      arg = "i" + round;
     }
 
     /**

@@ -358,7 +358,7 @@ public final class TraceBuffer implements AutoCloseable {
     if (from >= size) {
       return;
     }
-    long to = Math.min(size, (Math.max(end + POPULATE_LEAD, from + POPULATE_STEP) + 4095) & ~4095L);
+    long to = Math.min(size, (Math.max(end + POPULATE_LEAD, from + POPULATE_STEP) + PAGE_SIZE - 1) & -PAGE_SIZE);
     populatedUpTo = memory.populate(buf, from, to - from) ? to : size;
   }
 
