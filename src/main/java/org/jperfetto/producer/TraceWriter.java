@@ -205,13 +205,17 @@ public final class TraceWriter implements AutoCloseable {
     // Busy while the chunk is written, like a regular packet: a flush must not take the chunk now.
     // Entering may answer a pending flush by handing the chunk back, so the checks come after it.
     handshake.enter(this);
-    if (closed || dropPackets || firstPacketOnSequence || reachedMaxPackets || retryNewChunkAfterPacket
-        || !ChunkHandle.isValid(chunk) || fragment.isOpen() || length > ProtoWire.MAX_ONE_BYTE_FRAGMENT_SIZE) {
+    if (reachedMaxPackets || fragment.isOpen() || length > ProtoWire.MAX_ONE_BYTE_FRAGMENT_SIZE) {
       handshake.exit();
       return -1;
     }
     // The size byte and the packet, then the encoder's slack (which also leaves the byte that the
-    // next packet's size needs, so a full chunk is never left with zero bytes of room).
+    // next packet's size needs, so a full chunk is never left with zero bytes of room). The claim
+    // also declines in the states the regular path must handle: no chunk yet (the sequence's first
+    // packet), none after a flush or close, and the scratch chunk while dropping (claims closed).
+    // They share the branch of a full chunk, taken every few hundred packets, on purpose: a test of
+    // its own would be one the JIT never saw taken before the SMB first fills, and taking it then
+    // would throw the compiled trace point away in the middle of the burst that filled it.
     long at = stream.tryClaim(length + 1, ChunkPacketEncoder.SLACK);
     if (at < 0) {
       handshake.exit();
@@ -352,6 +356,7 @@ public final class TraceWriter implements AutoCloseable {
       }
       packet.discardSizeFields(garbage, 0, garbage.byteSize());
       stream.reset(garbage, 0, garbage.byteSize());
+      stream.closeClaims();
       return;
     }
     short packets = fragmenting
@@ -420,6 +425,7 @@ public final class TraceWriter implements AutoCloseable {
     reachedMaxPackets = false;
     retryNewChunkAfterPacket = false;
     stream.reset(garbage, 0, garbage.byteSize());
+    stream.closeClaims();
   }
 
   /** Release store of the chunk's count and flags: whoever acquires them sees the bytes before. */

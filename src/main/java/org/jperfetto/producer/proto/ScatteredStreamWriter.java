@@ -26,6 +26,8 @@ public final class ScatteredStreamWriter {
   private long rangeBegin;
   private long writePtr;
   private long rangeEnd;
+  /** Where {@link #tryClaim} may claim up to: rangeEnd, or -1 while claims are closed. */
+  private long claimEnd;
   private long writtenPreviously;
 
   public ScatteredStreamWriter(Delegate delegate) {
@@ -43,6 +45,16 @@ public final class ScatteredStreamWriter {
     this.rangeBegin = begin;
     this.writePtr = begin;
     this.rangeEnd = end;
+    this.claimEnd = end;
+  }
+
+  /**
+   * Makes {@link #tryClaim} decline until the next {@link #reset}, while ordinary writes go on
+   * (e.g. into a scratch range whose bytes are thrown away). A declined claim is the same branch
+   * as a full range, so a caller's compiled fast path has no separate test that could be cold.
+   */
+  public void closeClaims() {
+    claimEnd = -1;
   }
 
   /** Asks the delegate for the next range; fails clearly if it gave none. */
@@ -171,11 +183,11 @@ public final class ScatteredStreamWriter {
   /**
    * Claims length bytes at the write position, for the caller to fill in {@link #segment()} itself,
    * when the range has at least length + slack bytes left (the caller may also overwrite the slack,
-   * which stays free); returns their offset, or -1 claiming nothing.
+   * which stays free); returns their offset, or -1 claiming nothing (also while claims are closed).
    */
   public long tryClaim(int length, int slack) {
     long p = writePtr;
-    if (rangeEnd - p < (long) length + slack) {
+    if (claimEnd - p < (long) length + slack) {
       return -1;
     }
     writePtr = p + length;

@@ -56,4 +56,19 @@ class ScatteredStreamWriterTest {
     ScatteredStreamWriter tiny = new ScatteredStreamWriter(w -> w.reset(m, 0, 2));
     assertThrows(IllegalStateException.class, () -> tiny.reserveBytes(4));
   }
+
+  @Test
+  void closedClaimsDeclineUntilTheNextRangeWhileWritesGoOn() {
+    MemorySegment m = MemorySegment.ofArray(new byte[64]);
+    ScatteredStreamWriter s = new ScatteredStreamWriter(w -> w.reset(m, 32, 64));
+    s.reset(m, 0, 32);
+    assertEquals(0, s.tryClaim(4, 8));
+    s.closeClaims();
+    assertEquals(-1, s.tryClaim(1, 0));
+    assertEquals(28, s.bytesAvailable()); // the claim took nothing
+    s.writeBytes(new byte[4], 0, 4); // ordinary writes are not affected
+    assertEquals(24, s.bytesAvailable());
+    s.reset(m, 32, 64);
+    assertEquals(32, s.tryClaim(4, 8));
+  }
 }
