@@ -114,122 +114,118 @@ final class Libc {
   // --- handles ----------------------------------------------------------------------------------
   private static final Linker LINKER = Linker.nativeLinker();
   private static final Linker.Option ERRNO = Linker.Option.captureCallState("errno");
+  private static final FunctionDescriptor ANY_CALL = FunctionDescriptor.of(JAVA_LONG,
+      JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG);
 
-  // One holder class per function: a handle is linked (a stub class spun) on the first call of
-  // that function, not when Libc initialises, so a process pays only for the calls it makes.
-  // jtraced binds its sockets before it needs epoll, memfd or mmap. The JIT folds H like any
-  // static final.
+  // One holder class per function: a handle is linked on the first call of that function, not when
+  // Libc initialises, so a process pays only for the calls it makes (all share one stub, see h).
+  // The JIT folds H like any static final.
   private static final class Socket {
-    static final MethodHandle H = h("socket", JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT);
+    static final MethodHandle H = h("socket");
   }
 
   private static final class Socketpair {
-    static final MethodHandle H = h("socketpair", JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS);
+    static final MethodHandle H = h("socketpair");
   }
 
   private static final class Bind {
-    static final MethodHandle H = h("bind", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT);
+    static final MethodHandle H = h("bind");
   }
 
   private static final class Listen {
-    static final MethodHandle H = h("listen", JAVA_INT, JAVA_INT, JAVA_INT);
+    static final MethodHandle H = h("listen");
   }
 
   private static final class Accept4 {
-    static final MethodHandle H = h("accept4", JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT);
+    static final MethodHandle H = h("accept4");
   }
 
   private static final class Connect {
-    static final MethodHandle H = h("connect", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT);
+    static final MethodHandle H = h("connect");
   }
 
   private static final class Sendmsg {
-    static final MethodHandle H = h("sendmsg", JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT);
+    static final MethodHandle H = h("sendmsg");
   }
 
   private static final class Recvmsg {
-    static final MethodHandle H = h("recvmsg", JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT);
+    static final MethodHandle H = h("recvmsg");
   }
 
   private static final class Getsockopt {
-    static final MethodHandle H =
-        h("getsockopt", JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS);
+    static final MethodHandle H = h("getsockopt");
   }
 
   private static final class Setsockopt {
-    static final MethodHandle H =
-        h("setsockopt", JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT);
+    static final MethodHandle H = h("setsockopt");
   }
 
   private static final class Getpeername {
-    static final MethodHandle H = h("getpeername", JAVA_INT, JAVA_INT, ADDRESS, ADDRESS);
+    static final MethodHandle H = h("getpeername");
   }
 
   private static final class Getsockname {
-    static final MethodHandle H = h("getsockname", JAVA_INT, JAVA_INT, ADDRESS, ADDRESS);
+    static final MethodHandle H = h("getsockname");
   }
 
   private static final class Shutdown {
-    static final MethodHandle H = h("shutdown", JAVA_INT, JAVA_INT, JAVA_INT);
+    static final MethodHandle H = h("shutdown");
   }
 
   private static final class Close {
-    static final MethodHandle H = h("close", JAVA_INT, JAVA_INT);
+    static final MethodHandle H = h("close");
   }
 
   private static final class Fcntl {
-    static final MethodHandle H = LINKER.downcallHandle(find("fcntl"),
-        FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), ERRNO,
-        Linker.Option.firstVariadicArg(2));
+    static final MethodHandle H = h("fcntl");
   }
 
   private static final class EpollCreate1 {
-    static final MethodHandle H = h("epoll_create1", JAVA_INT, JAVA_INT);
+    static final MethodHandle H = h("epoll_create1");
   }
 
   private static final class EpollCtl {
-    static final MethodHandle H = h("epoll_ctl", JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS);
+    static final MethodHandle H = h("epoll_ctl");
   }
 
   private static final class EpollWait {
-    static final MethodHandle H = h("epoll_wait", JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT);
+    static final MethodHandle H = h("epoll_wait");
   }
 
   private static final class Eventfd {
-    static final MethodHandle H = h("eventfd", JAVA_INT, JAVA_INT, JAVA_INT);
+    static final MethodHandle H = h("eventfd");
   }
 
   private static final class Read {
-    static final MethodHandle H = h("read", JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG);
+    static final MethodHandle H = h("read");
   }
 
   private static final class Write {
-    static final MethodHandle H = h("write", JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG);
+    static final MethodHandle H = h("write");
   }
 
   private static final class MemfdCreate {
-    static final MethodHandle H = h("memfd_create", JAVA_INT, ADDRESS, JAVA_INT);
+    static final MethodHandle H = h("memfd_create");
   }
 
   private static final class Ftruncate {
-    static final MethodHandle H = h("ftruncate", JAVA_INT, JAVA_INT, JAVA_LONG);
+    static final MethodHandle H = h("ftruncate");
   }
 
   private static final class Fstat {
-    static final MethodHandle H = h("fstat", JAVA_INT, JAVA_INT, ADDRESS);
+    static final MethodHandle H = h("fstat");
   }
 
   private static final class Mmap {
-    static final MethodHandle H =
-        h("mmap", ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG);
+    static final MethodHandle H = h("mmap");
   }
 
   private static final class Munmap {
-    static final MethodHandle H = h("munmap", JAVA_INT, ADDRESS, JAVA_LONG);
+    static final MethodHandle H = h("munmap");
   }
 
   private static final class Madvise {
-    static final MethodHandle H = h("madvise", JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT);
+    static final MethodHandle H = h("madvise");
   }
 
   private Libc() {}
@@ -252,9 +248,34 @@ final class Libc {
         .orElseThrow(() -> new UnsupportedOperationException("libc has no symbol " + name));
   }
 
-  private static MethodHandle h(String name, java.lang.foreign.MemoryLayout ret,
-      java.lang.foreign.MemoryLayout... args) {
-    return LINKER.downcallHandle(find(name), FunctionDescriptor.of(ret, args), ERRNO);
+  /**
+   * Links libc's name with the one descriptor every function here shares: six integer-class
+   * arguments and an integer-class result, each a long. On the LP64 ABIs this class accepts (SysV
+   * x86_64, AAPCS64) an int, a pointer, a size_t and a long all travel in one 64-bit register each,
+   * a callee reads only the low 32 bits of an int argument, arguments it does not take are ignored
+   * (all six are register arguments), and an int result is the low 32 bits of the result register,
+   * which callers take with an (int) cast. fcntl's variadic third argument is a register argument
+   * like the others on both ABIs, and the x86_64 linker always states that no vector registers are
+   * used. Why one descriptor: the linker caches its downcall stubs by descriptor, so every function
+   * after the first costs no new generated classes, where a descriptor of its own costs about twenty
+   * (a producer links some fifteen functions while it connects: some 300 classes generated at start,
+   * enough to make the JDK's class file generator hot enough for C2 during the app's first second).
+   */
+  private static MethodHandle h(String name) {
+    return LINKER.downcallHandle(find(name), ANY_CALL, ERRNO);
+  }
+
+  /**
+   * The address of a native segment, for a pointer argument (a heap segment has none the callee
+   * could use). A raw address does not keep the memory alive the way a segment argument would:
+   * everything passed here comes from an arena closed explicitly after the call, or from the
+   * calling thread's Scratch, whose arena the call holds anyway through its errno segment.
+   */
+  private static long pointer(MemorySegment m) {
+    if (!m.isNative()) {
+      throw new IllegalArgumentException("a heap segment cannot be passed to libc: " + m);
+    }
+    return m.address();
   }
 
   /** Rethrows what a downcall handle itself threw (never a libc failure: those come back as -1). */
@@ -287,7 +308,7 @@ final class Libc {
     int r;
     try {
       do {
-        r = (int) Socket.H.invokeExact(s.errnoState, domain, type, 0);
+        r = (int) (long) Socket.H.invokeExact(s.errnoState, (long) domain, (long) type, 0L, 0L, 0L, 0L);
       } while (r < 0 && s.errno() == Errno.EINTR);
     } catch (Throwable t) {
       throw unexpected("socket", t);
@@ -302,7 +323,8 @@ final class Libc {
   static void socketpair(Scratch s, int type, MemorySegment pair) throws ErrnoException {
     int r;
     try {
-      r = (int) Socketpair.H.invokeExact(s.errnoState, AF_UNIX, type, 0, pair);
+      r = (int) (long) Socketpair.H.invokeExact(s.errnoState,
+          (long) AF_UNIX, (long) type, 0L, pointer(pair), 0L, 0L);
     } catch (Throwable t) {
       throw unexpected("socketpair", t);
     }
@@ -315,7 +337,8 @@ final class Libc {
     int r;
     try {
       do {
-        r = (int) Bind.H.invokeExact(s.errnoState, fd, addr, addrLen);
+        r = (int) (long) Bind.H.invokeExact(s.errnoState,
+            (long) fd, pointer(addr), (long) addrLen, 0L, 0L, 0L);
       } while (r < 0 && s.errno() == Errno.EINTR);
     } catch (Throwable t) {
       throw unexpected("bind", t);
@@ -328,7 +351,7 @@ final class Libc {
   static void listen(Scratch s, int fd, int backlog, String path) throws ErrnoException {
     int r;
     try {
-      r = (int) Listen.H.invokeExact(s.errnoState, fd, backlog);
+      r = (int) (long) Listen.H.invokeExact(s.errnoState, (long) fd, (long) backlog, 0L, 0L, 0L, 0L);
     } catch (Throwable t) {
       throw unexpected("listen", t);
     }
@@ -342,7 +365,7 @@ final class Libc {
     int r;
     try {
       do {
-        r = (int) Accept4.H.invokeExact(s.errnoState, fd, MemorySegment.NULL, MemorySegment.NULL, SOCK_CLOEXEC);
+        r = (int) (long) Accept4.H.invokeExact(s.errnoState, (long) fd, 0L, 0L, (long) SOCK_CLOEXEC, 0L, 0L);
       } while (r < 0 && s.errno() == Errno.EINTR);
     } catch (Throwable t) {
       throw unexpected("accept4", t);
@@ -361,7 +384,8 @@ final class Libc {
     boolean interrupted = false;
     try {
       while (true) {
-        r = (int) Connect.H.invokeExact(s.errnoState, fd, addr, addrLen);
+        r = (int) (long) Connect.H.invokeExact(s.errnoState,
+            (long) fd, pointer(addr), (long) addrLen, 0L, 0L, 0L);
         if (r == 0 || s.errno() != Errno.EINTR) {
           break;
         }
@@ -380,7 +404,8 @@ final class Libc {
     long r;
     try {
       do {
-        r = (long) Sendmsg.H.invokeExact(s.errnoState, fd, s.msghdr, flags);
+        r = (long) Sendmsg.H.invokeExact(s.errnoState,
+            (long) fd, pointer(s.msghdr), (long) flags, 0L, 0L, 0L);
       } while (r < 0 && s.errno() == Errno.EINTR);
     } catch (Throwable t) {
       throw unexpected("sendmsg", t);
@@ -399,7 +424,8 @@ final class Libc {
     long r;
     try {
       do {
-        r = (long) Recvmsg.H.invokeExact(s.errnoState, fd, s.msghdr, flags);
+        r = (long) Recvmsg.H.invokeExact(s.errnoState,
+            (long) fd, pointer(s.msghdr), (long) flags, 0L, 0L, 0L);
       } while (r < 0 && s.errno() == Errno.EINTR);
     } catch (Throwable t) {
       throw unexpected("recvmsg", t);
@@ -418,7 +444,8 @@ final class Libc {
     s.length.set(JAVA_INT, 0, (int) value.byteSize());
     int r;
     try {
-      r = (int) Getsockopt.H.invokeExact(s.errnoState, fd, level, option, value, s.length);
+      r = (int) (long) Getsockopt.H.invokeExact(s.errnoState,
+          (long) fd, (long) level, (long) option, pointer(value), pointer(s.length), 0L);
     } catch (Throwable t) {
       throw unexpected("getsockopt", t);
     }
@@ -433,7 +460,8 @@ final class Libc {
     s.word.set(JAVA_INT, 0, value);
     int r;
     try {
-      r = (int) Setsockopt.H.invokeExact(s.errnoState, fd, level, option, s.word, 4);
+      r = (int) (long) Setsockopt.H.invokeExact(s.errnoState,
+          (long) fd, (long) level, (long) option, pointer(s.word), 4L, 0L);
     } catch (Throwable t) {
       throw unexpected("setsockopt", t);
     }
@@ -447,7 +475,8 @@ final class Libc {
     s.length.set(JAVA_INT, 0, (int) addr.byteSize());
     int r;
     try {
-      r = (int) Getpeername.H.invokeExact(s.errnoState, fd, addr, s.length);
+      r = (int) (long) Getpeername.H.invokeExact(s.errnoState,
+          (long) fd, pointer(addr), pointer(s.length), 0L, 0L, 0L);
     } catch (Throwable t) {
       throw unexpected("getpeername", t);
     }
@@ -462,7 +491,8 @@ final class Libc {
     s.length.set(JAVA_INT, 0, (int) addr.byteSize());
     int r;
     try {
-      r = (int) Getsockname.H.invokeExact(s.errnoState, fd, addr, s.length);
+      r = (int) (long) Getsockname.H.invokeExact(s.errnoState,
+          (long) fd, pointer(addr), pointer(s.length), 0L, 0L, 0L);
     } catch (Throwable t) {
       throw unexpected("getsockname", t);
     }
@@ -475,7 +505,7 @@ final class Libc {
   static void shutdown(Scratch s, int fd, int how) throws ErrnoException {
     int r;
     try {
-      r = (int) Shutdown.H.invokeExact(s.errnoState, fd, how);
+      r = (int) (long) Shutdown.H.invokeExact(s.errnoState, (long) fd, (long) how, 0L, 0L, 0L, 0L);
     } catch (Throwable t) {
       throw unexpected("shutdown", t);
     }
@@ -491,7 +521,7 @@ final class Libc {
   static void close(Scratch s, int fd) throws ErrnoException {
     int r;
     try {
-      r = (int) Close.H.invokeExact(s.errnoState, fd);
+      r = (int) (long) Close.H.invokeExact(s.errnoState, (long) fd, 0L, 0L, 0L, 0L, 0L);
     } catch (Throwable t) {
       throw unexpected("close", t);
     }
@@ -504,7 +534,7 @@ final class Libc {
     int r;
     try {
       do {
-        r = (int) Fcntl.H.invokeExact(s.errnoState, fd, cmd, arg);
+        r = (int) (long) Fcntl.H.invokeExact(s.errnoState, (long) fd, (long) cmd, (long) arg, 0L, 0L, 0L);
       } while (r < 0 && s.errno() == Errno.EINTR);
     } catch (Throwable t) {
       throw unexpected("fcntl", t);
@@ -520,7 +550,7 @@ final class Libc {
   static int epollCreate(Scratch s) throws ErrnoException {
     int r;
     try {
-      r = (int) EpollCreate1.H.invokeExact(s.errnoState, EPOLL_CLOEXEC);
+      r = (int) (long) EpollCreate1.H.invokeExact(s.errnoState, (long) EPOLL_CLOEXEC, 0L, 0L, 0L, 0L, 0L);
     } catch (Throwable t) {
       throw unexpected("epoll_create1", t);
     }
@@ -533,7 +563,8 @@ final class Libc {
   static void epollCtl(Scratch s, int epfd, int op, int fd, MemorySegment event) throws ErrnoException {
     int r;
     try {
-      r = (int) EpollCtl.H.invokeExact(s.errnoState, epfd, op, fd, event);
+      r = (int) (long) EpollCtl.H.invokeExact(s.errnoState,
+          (long) epfd, (long) op, (long) fd, pointer(event), 0L, 0L);
     } catch (Throwable t) {
       throw unexpected("epoll_ctl", t);
     }
@@ -550,7 +581,8 @@ final class Libc {
       throws ErrnoException {
     int r;
     try {
-      r = (int) EpollWait.H.invokeExact(s.errnoState, epfd, events, max, timeoutMillis);
+      r = (int) (long) EpollWait.H.invokeExact(s.errnoState,
+          (long) epfd, pointer(events), (long) max, (long) timeoutMillis, 0L, 0L);
     } catch (Throwable t) {
       throw unexpected("epoll_wait", t);
     }
@@ -566,7 +598,7 @@ final class Libc {
   static int eventfd(Scratch s, int flags) throws ErrnoException {
     int r;
     try {
-      r = (int) Eventfd.H.invokeExact(s.errnoState, 0, flags);
+      r = (int) (long) Eventfd.H.invokeExact(s.errnoState, 0L, (long) flags, 0L, 0L, 0L, 0L);
     } catch (Throwable t) {
       throw unexpected("eventfd", t);
     }
@@ -581,7 +613,7 @@ final class Libc {
     long r;
     try {
       do {
-        r = (long) Read.H.invokeExact(s.errnoState, fd, buf, len);
+        r = (long) Read.H.invokeExact(s.errnoState, (long) fd, pointer(buf), len, 0L, 0L, 0L);
       } while (r < 0 && s.errno() == Errno.EINTR);
     } catch (Throwable t) {
       throw unexpected("read", t);
@@ -600,7 +632,7 @@ final class Libc {
     long r;
     try {
       do {
-        r = (long) Write.H.invokeExact(s.errnoState, fd, buf, len);
+        r = (long) Write.H.invokeExact(s.errnoState, (long) fd, pointer(buf), len, 0L, 0L, 0L);
       } while (r < 0 && s.errno() == Errno.EINTR);
     } catch (Throwable t) {
       throw unexpected("write", t);
@@ -619,7 +651,7 @@ final class Libc {
   static int memfdCreate(Scratch s, MemorySegment name, int flags, String nameText) throws ErrnoException {
     int r;
     try {
-      r = (int) MemfdCreate.H.invokeExact(s.errnoState, name, flags);
+      r = (int) (long) MemfdCreate.H.invokeExact(s.errnoState, pointer(name), (long) flags, 0L, 0L, 0L, 0L);
     } catch (Throwable t) {
       throw unexpected("memfd_create", t);
     }
@@ -633,7 +665,7 @@ final class Libc {
     int r;
     try {
       do {
-        r = (int) Ftruncate.H.invokeExact(s.errnoState, fd, size);
+        r = (int) (long) Ftruncate.H.invokeExact(s.errnoState, (long) fd, size, 0L, 0L, 0L, 0L);
       } while (r < 0 && s.errno() == Errno.EINTR);
     } catch (Throwable t) {
       throw unexpected("ftruncate", t);
@@ -647,7 +679,7 @@ final class Libc {
   static long fstatSize(Scratch s, int fd) throws ErrnoException {
     int r;
     try {
-      r = (int) Fstat.H.invokeExact(s.errnoState, fd, s.stat);
+      r = (int) (long) Fstat.H.invokeExact(s.errnoState, (long) fd, pointer(s.stat), 0L, 0L, 0L, 0L);
     } catch (Throwable t) {
       throw unexpected("fstat", t);
     }
@@ -659,17 +691,17 @@ final class Libc {
 
   /** mmap(NULL, size, PROT_READ|PROT_WRITE, MAP_SHARED, fd, 0); returns the address. */
   static long mmapShared(Scratch s, int fd, long size) throws ErrnoException {
-    MemorySegment r;
+    long r;
     try {
-      r = (MemorySegment) Mmap.H.invokeExact(s.errnoState, MemorySegment.NULL, size,
-          PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0L);
+      r = (long) Mmap.H.invokeExact(s.errnoState,
+          0L, size, (long) (PROT_READ | PROT_WRITE), (long) MAP_SHARED, (long) fd, 0L);
     } catch (Throwable t) {
       throw unexpected("mmap", t);
     }
-    if (r.address() == -1L) {
+    if (r == -1L) {
       throw fail("mmap", s, fdName(fd) + " size " + size);
     }
-    return r.address();
+    return r;
   }
 
   /**
@@ -677,17 +709,17 @@ final class Libc {
    * memory whose pages the kernel provides on first touch; returns the address.
    */
   static long mmapAnonymous(Scratch s, long size) throws ErrnoException {
-    MemorySegment r;
+    long r;
     try {
-      r = (MemorySegment) Mmap.H.invokeExact(s.errnoState, MemorySegment.NULL, size,
-          PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0L);
+      r = (long) Mmap.H.invokeExact(s.errnoState,
+          0L, size, (long) (PROT_READ | PROT_WRITE), (long) (MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE), -1L, 0L);
     } catch (Throwable t) {
       throw unexpected("mmap", t);
     }
-    if (r.address() == -1L) {
+    if (r == -1L) {
       throw fail("mmap", s, "anonymous size " + size);
     }
-    return r.address();
+    return r;
   }
 
   /** madvise(2) advice (Linux 5.14+): commit the range's pages now, writable, as writes would. */
@@ -696,7 +728,7 @@ final class Libc {
   static void madvise(Scratch s, long address, long size, int advice) throws ErrnoException {
     int r;
     try {
-      r = (int) Madvise.H.invokeExact(s.errnoState, MemorySegment.ofAddress(address), size, advice);
+      r = (int) (long) Madvise.H.invokeExact(s.errnoState, address, size, (long) advice, 0L, 0L, 0L);
     } catch (Throwable t) {
       throw unexpected("madvise", t);
     }
@@ -708,7 +740,7 @@ final class Libc {
   static void munmap(Scratch s, long address, long size) throws ErrnoException {
     int r;
     try {
-      r = (int) Munmap.H.invokeExact(s.errnoState, MemorySegment.ofAddress(address), size);
+      r = (int) (long) Munmap.H.invokeExact(s.errnoState, address, size, 0L, 0L, 0L, 0L);
     } catch (Throwable t) {
       throw unexpected("munmap", t);
     }
