@@ -5,7 +5,7 @@
 #   scripts/build-image.sh OUTPUT MODULE_PATH NAME=MODULE/MAINCLASS...
 #
 # The training run (scripts/train-cds.sh) starts jtraced and records a short session through it with
-# jperfetto (src/main/jlink/training.pbtxt).
+# `jperfetto aot-training` (src/main/jlink/training.pbtxt), which also traces TrackEvents into it.
 # JPERFETTO_AGENT_JAR, when set, is copied to lib/jperfetto-agent.jar.
 # jlink options live in src/main/jlink/jlink.args (shared with PackagingIT). JAVA_HOME picks the
 # JDK whose jlink (and so whose runtime) goes into the image; scripts/find-jdk.sh finds one if unset.
@@ -29,5 +29,5 @@ if [ -n "${JPERFETTO_AGENT_JAR:-}" ] && [ -f "$JPERFETTO_AGENT_JAR" ]; then
   cp "$JPERFETTO_AGENT_JAR" "$out/lib/jperfetto-agent.jar"
 fi
 "$root/scripts/train-cds.sh" "$out" jtraced \
-  jperfetto --system --txt -c "$root/src/main/jlink/training.pbtxt" -o /dev/null
+  jperfetto aot-training --system --txt -c "$root/src/main/jlink/training.pbtxt" -o /dev/null
 echo "jperfetto runtime image: $out ($(du -sh "$out" | cut -f1))"

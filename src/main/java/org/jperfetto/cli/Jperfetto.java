@@ -64,6 +64,7 @@ public final class Jperfetto {
     Plugins.register(Subcommand.class, new RefProducer());
     Plugins.register(Subcommand.class, new TraceSummary());
     Plugins.register(Subcommand.class, new AttachCommand());
+    Plugins.register(Subcommand.class, new AotTraining());
     int code = run(args, CliContext.system());
     System.out.flush();
     System.exit(code);

@@ -1,0 +1,108 @@
+package org.jperfetto.cli;
+
+import java.io.PrintStream;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jperfetto.producer.TracingProducer;
+import org.jperfetto.producer.track.Category;
+import org.jperfetto.producer.track.Track;
+import org.jperfetto.producer.track.TrackEvent;
+
+/**
+ * {@code jperfetto aot-training PERFETTO_ARGS...}: the client of the runtime image's build-time
+ * training run (scripts/train-cds.sh), whose JVM writes the {@code jperfetto} launcher's AOT cache.
+ * It records a session as the command line given (e.g. {@code --system -c training.pbtxt -o
+ * /dev/null}) and, in the same JVM, traces TrackEvents through a producer connected to the same
+ * service while that session runs. So the cache holds the classes and method profiles of both
+ * roles the launcher plays: a consumer, and a producer app (ref-producer, the demo, an in-process
+ * session). Without the producer half a producer started from the image compiled its trace point
+ * from scratch; JDK 25 caches profiles, so the JIT compiles it at once with the cached ones.
+ *
+ * <p>The events are the common trace point shapes, not one benchmark's: slices with no argument,
+ * an integer or a string argument, nested slices, instants, integer and floating point counters,
+ * over several names and a few threads' worth of tracks.
+ */
+public final class AotTraining implements Subcommand {
+  static final String NAME = "aot-training";
+  /** Events traced at most (several times what the JIT needs to compile the paths). */
+  static final long MAX_ITERATIONS = 400_000;
+  static final int WAIT_ENABLED_MS = 20_000;
+  static final String SLICES = "jperfetto.training";
+  static final String COUNTERS = "jperfetto.training.counter";
+  private static final String[] NAMES = {"parse", "layout", "render", "commit", "io", "wait", "gc", "idle"};
+
+  @Override
+  public String name() {
+    return NAME;
+  }
+
+  @Override
+  public String summary() {
+    return "the image build's AOT training run: records as the given flags while tracing TrackEvents";
+  }
+
+  @Override
+  public int run(String[] argv, CliContext ctx) throws Exception {
+    PrintStream err = ctx.err();
+    Category slices = Category.described(SLICES, "AOT training events");
+    Category counters = Category.described(COUNTERS, "AOT training counters");
+    TrackEvent te = TrackEvent.builder().categories(slices, counters).processName("jperfetto-aot-training").build();
+    TracingProducer.Builder builder = TracingProducer.builder("jperfetto-aot-training")
+        .socketPath(Demo.producerSocket(ctx.env())).dataSource(te.dataSource());
+    AtomicInteger consumerExit = new AtomicInteger(Jperfetto.EXIT_ERROR);
+    try (TracingProducer producer = builder.start()) {
+      Thread consumer = Thread.ofPlatform().name("aot-training-consumer")
+          .start(() -> consumerExit.set(Jperfetto.run(argv, ctx)));
+      long iterations = 0;
+      if (awaitEnabled(slices, consumer)) {
+        iterations = emit(te, slices, counters);
+        te.flush();
+      } else {
+        err.println("jperfetto " + NAME + ": the session never enabled " + SLICES
+            + "; the cache gets no producer profiles");
+      }
+      consumer.join();
+      err.println("jperfetto " + NAME + ": traced " + iterations + " iterations of the common event shapes");
+    }
+    return consumerExit.get();
+  }
+
+  private static boolean awaitEnabled(Category slices, Thread consumer) throws InterruptedException {
+    long deadline = System.nanoTime() + WAIT_ENABLED_MS * 1_000_000L;
+    while (!slices.isEnabled()) {
+      if (!consumer.isAlive() || System.nanoTime() - deadline > 0) {
+        return false;
+      }
+      Thread.sleep(1);
+    }
+    return true;
+  }
+
+  /** The event mix, until the session ends or MAX_ITERATIONS; returns the iterations run. */
+  static long emit(TrackEvent te, Category slices, Category counters) {
+    Track queue = Track.counter("training_queue_depth");
+    Track load = Track.counter("training_load");
+    long i = 0;
+    while (i < MAX_ITERATIONS && slices.isEnabled()) {
+      String name = NAMES[(int) (i & 7)];
+      switch ((int) (i % 5)) {
+        case 0 -> te.begin(slices, name);
+        case 1 -> te.begin(slices, name, "index", i);
+        case 2 -> te.begin(slices, name, "phase", NAMES[(int) ((i >>> 3) & 7)]);
+        case 3 -> te.begin(slices, name, "delta", -i);
+        default -> te.begin(slices, name, "size", i << 20);
+      }
+      if ((i & 3) == 0) {
+        te.begin(slices, NAMES[(int) ((i + 3) & 7)]);
+        te.end(slices);
+      }
+      if (i % 10 == 0) {
+        te.counter(counters, queue, i & 1023);
+        te.counter(counters, load, (i & 255) / 256.0);
+        te.instant(slices, name, "index", i);
+      }
+      te.end(slices);
+      i++;
+    }
+    return i;
+  }
+}

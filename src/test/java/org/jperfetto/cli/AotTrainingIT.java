@@ -1,0 +1,111 @@
+package org.jperfetto.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.jperfetto.protos.Trace;
+import org.jperfetto.protos.TracePacket;
+import org.jperfetto.service.ipc.ServiceHost;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code jperfetto aot-training}, the image build's training client: it records the session its
+ * flags describe and, in the same JVM, traces the common event shapes into it through a producer.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class AotTrainingIT {
+  @TempDir Path dir;
+  final ByteArrayOutputStream out = new ByteArrayOutputStream();
+  final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+  private int run(ServiceHost jtraced, String... args) {
+    CliContext ctx = new CliContext(new ByteArrayInputStream(new byte[0]), new PrintStream(out, true),
+        new PrintStream(err, true), Map.of("PERFETTO_CONSUMER_SOCK_NAME", jtraced.consumerSocket(),
+            "PERFETTO_PRODUCER_SOCK_NAME", dir.resolve("p.sock").toString()), false);
+    AotTraining training = new AotTraining();
+    Plugins.register(Subcommand.class, training);
+    try {
+      String[] argv = new String[args.length + 1];
+      argv[0] = AotTraining.NAME;
+      System.arraycopy(args, 0, argv, 1, args.length);
+      return Jperfetto.run(argv, ctx);
+    } finally {
+      Plugins.unregister(Subcommand.class, training);
+    }
+  }
+
+  private String err() {
+    return err.toString(StandardCharsets.UTF_8);
+  }
+
+  private ServiceHost jtraced() throws Exception {
+    return ServiceHost.start(
+        ServiceHost.Options.of(dir.resolve("p.sock").toString(), dir.resolve("c.sock").toString()));
+  }
+
+  @Test
+  void recordsTheSessionWithTheTrainingEventsInIt() throws Exception {
+    // The image's training config with a buffer that keeps the start of every sequence (its ring
+    // buffer overwrites the interned names this test reads).
+    Path cfg = dir.resolve("training.pbtxt");
+    Files.writeString(cfg, Files.readString(Path.of("src/main/jlink/training.pbtxt"))
+        .replace("buffers { size_kb: 16384 }", "buffers { size_kb: 131072 fill_policy: DISCARD }"));
+    assertTrue(Files.readString(cfg).contains("DISCARD"), "the training config still sets its buffer so");
+    Path trace = dir.resolve("training.pftrace");
+    try (ServiceHost jtraced = jtraced()) {
+      assertEquals(0, run(jtraced, "--system", "--txt", "-c", cfg.toString(), "-o", trace.toString()), err());
+    }
+    assertTrue(err().matches("(?s).*jperfetto aot-training: traced [1-9][0-9]* iterations.*"), err());
+    List<TracePacket> packets = Trace.parseFrom(Files.readAllBytes(trace)).getPacketList();
+    Set<String> categories = packets.stream().filter(TracePacket::hasInternedData)
+        .flatMap(p -> p.getInternedData().getEventCategoriesList().stream())
+        .map(c -> c.getName()).collect(Collectors.toSet());
+    assertTrue(categories.contains(AotTraining.SLICES), categories.toString());
+    Set<String> names = packets.stream().filter(TracePacket::hasInternedData)
+        .flatMap(p -> p.getInternedData().getEventNamesList().stream())
+        .map(c -> c.getName()).collect(Collectors.toSet());
+    assertTrue(names.containsAll(Set.of("parse", "render", "idle")), names.toString());
+    long slices = packets.stream().filter(p -> p.hasTrackEvent()
+        && p.getTrackEvent().getType() == org.jperfetto.protos.TrackEvent.Type.TYPE_SLICE_BEGIN).count();
+    long counters = packets.stream().filter(p -> p.hasTrackEvent()
+        && p.getTrackEvent().getType() == org.jperfetto.protos.TrackEvent.Type.TYPE_COUNTER).count();
+    assertTrue(slices > 1000 && counters > 100, "slices " + slices + ", counters " + counters);
+  }
+
+  @Test
+  void aSessionWithoutTrackEventsStillRecordsAndSaysTheCacheGetsNoProducerProfiles() throws Exception {
+    Path cfg = dir.resolve("no-te.pbtxt");
+    Files.writeString(cfg, "buffers { size_kb: 1024 }\nduration_ms: 200\n");
+    Path trace = dir.resolve("no-te.pftrace");
+    try (ServiceHost jtraced = jtraced()) {
+      assertEquals(0, run(jtraced, "--system", "--txt", "-c", cfg.toString(), "-o", trace.toString()), err());
+    }
+    assertTrue(err().contains("never enabled jperfetto.training"), err());
+    assertTrue(err().contains("traced 0 iterations"), err());
+    assertTrue(Files.size(trace) > 0, "the session's own trace is still written");
+  }
+
+  @Test
+  void theConsumersExitCodeIsTheCommands() throws Exception {
+    try (ServiceHost jtraced = jtraced()) {
+      assertEquals(1, run(jtraced, "--system", "--txt", "-c", dir.resolve("missing.pbtxt").toString(), "-o",
+          dir.resolve("x").toString()), err());
+    }
+    assertFalse(Files.exists(dir.resolve("x")));
+    assertTrue(err().contains("never enabled"), err());
+  }
+}
