@@ -44,7 +44,10 @@ import org.openjdk.jmh.annotations.Warmup;
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Warmup(iterations = 3, time = 1)
+// Steady state takes longer here than for a trace point alone: the service's commit and IPC paths
+// run once per chunk, not per event, and on a slow 2-core VM C2 was still compiling them
+// (-XX:+PrintCompilation) in the first measurement iterations after a 3 x 1 s warm-up.
+@Warmup(iterations = 8, time = 2)
 @Measurement(iterations = 5, time = 1)
 @Fork(1)
 public class InProcessTracingBench {
