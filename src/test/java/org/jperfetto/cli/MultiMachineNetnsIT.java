@@ -187,8 +187,11 @@ class MultiMachineNetnsIT {
     List<TracePacket> events = packets.stream().filter(TracePacket::hasTrackEvent).toList();
     List<TracePacket> hostEvents = events.stream().filter(p -> !p.hasMachineId()).toList();
     List<TracePacket> remoteEvents = events.stream().filter(TracePacket::hasMachineId).toList();
-    assertEquals(EVENTS, hostEvents.size(), "the host machine's track events");
-    assertEquals(EVENTS, remoteEvents.size(), "the remote machine's track events");
+    // The children's logs go with a miss (seen once in a full suite run, never alone: 0 host events).
+    String logs = "\nlocal: " + stderr("local") + "\nhost: " + stderr("host") + "\nremote: " + stderr("remote")
+        + "\nrelay: " + stderr("relay");
+    assertEquals(EVENTS, hostEvents.size(), () -> "the host machine's track events" + logs);
+    assertEquals(EVENTS, remoteEvents.size(), () -> "the remote machine's track events" + logs);
     int remoteMachine = remoteEvents.get(0).getMachineId();
     assertNotEquals(0, remoteMachine);
     assertTrue(remoteEvents.stream().allMatch(p -> p.getMachineId() == remoteMachine), "one remote machine id");
