@@ -236,7 +236,7 @@ final class Libc {
       Socket.H, Socketpair.H, Bind.H, Listen.H, Accept4.H, Connect.H, Sendmsg.H, Recvmsg.H,
       Getsockopt.H, Setsockopt.H, Getpeername.H, Getsockname.H, Shutdown.H, Close.H, Fcntl.H,
       EpollCreate1.H, EpollCtl.H, EpollWait.H,
-      Eventfd.H, Read.H, Write.H, MemfdCreate.H, Ftruncate.H, Fstat.H, Mmap.H, Munmap.H
+      Eventfd.H, Read.H, Write.H, MemfdCreate.H, Ftruncate.H, Fstat.H, Mmap.H, Munmap.H, Madvise.H
     };
     for (MethodHandle h : all) {
       java.util.Objects.requireNonNull(h);
