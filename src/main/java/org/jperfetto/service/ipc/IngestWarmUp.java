@@ -38,6 +38,8 @@ import org.jperfetto.protos.GetAsyncCommandResponse;
 import org.jperfetto.protos.GetTraceStatsRequest;
 import org.jperfetto.protos.GetTraceStatsResponse;
 import org.jperfetto.protos.InitializeConnectionRequest;
+import org.jperfetto.protos.NotifyDataSourceStartedRequest;
+import org.jperfetto.protos.NotifyDataSourceStoppedRequest;
 import org.jperfetto.protos.ReadBuffersRequest;
 import org.jperfetto.protos.ReadBuffersResponse;
 import org.jperfetto.protos.RegisterDataSourceRequest;
@@ -78,7 +80,8 @@ final class IngestWarmUp {
   private IngestWarmUp() {}
 
   /** What a warm-up did: for tests and for the log. */
-  record Result(long chunksCommitted, long patchesSent, long bytesRead, TraceStats.BufferStats discardStats) {}
+  record Result(long chunksCommitted, long patchesSent, long bytesRead, TraceStats.BufferStats discardStats,
+      int notificationsAcknowledged) {}
 
   /**
    * Runs up to rounds rounds (one SMB of chunks each; half into a ring buffer, half into a DISCARD
@@ -97,16 +100,20 @@ final class IngestWarmUp {
         Arena arena = Arena.ofShared()) {
       BoundService consumer = await(consumerClient.bind("ConsumerPort"));
       BoundService port = await(producerClient.bind("ProducerPort"));
-      Commands commands = new Commands();
+      Commands commands = new Commands(port);
       await(port.invoke("InitializeConnection", InitializeConnectionRequest.newBuilder()
           .setSharedMemoryPageSizeHintBytes(PAGE_SIZE).setSharedMemorySizeHintBytes(SMB_SIZE)
           .setProducerName("jtraced-warmup").build()));
       port.invokeStreaming("GetAsyncCommand", GetAsyncCommandRequest.getDefaultInstance().toByteString(), -1,
           commands::onReply);
       await(port.invoke("RegisterDataSource", RegisterDataSourceRequest.newBuilder()
-          .setDataSourceDescriptor(DataSourceDescriptor.newBuilder().setName(DATA_SOURCE)).build()));
+          .setDataSourceDescriptor(DataSourceDescriptor.newBuilder().setName(DATA_SOURCE)
+              // As the SDKs register theirs: their NotifyDataSourceStarted reaches the service as the
+              // app's burst begins, so that request's first handling must not be part of the burst.
+              .setWillNotifyOnStart(true).setWillNotifyOnStop(true)).build()));
       Feeder feeder = new Feeder(port, deadlineNanos, stop);
       long bytesRead = 0;
+      int notifications = 0;
       TraceStats.BufferStats discardStats = null;
       for (int half = 0; half < 2 && !feeder.stopped(); half++) {
         boolean ring = half == 0;
@@ -115,6 +122,9 @@ final class IngestWarmUp {
         commands.reset();
         CompletableFuture<Reply> session = consumer.invoke("EnableTracing", EnableTracingRequest.newBuilder()
             .setTraceConfig(TraceConfig.newBuilder()
+                // What the perfetto CLI adds to every config it sends.
+                .setStatsdLogging(TraceConfig.StatsdLogging.STATSD_LOGGING_DISABLED)
+                .setStatsdMetadata(TraceConfig.StatsdMetadata.getDefaultInstance())
                 .addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb((int) bufferKb)
                     .setFillPolicy(ring ? TraceConfig.BufferConfig.FillPolicy.RING_BUFFER
                         : TraceConfig.BufferConfig.FillPolicy.DISCARD))
@@ -148,9 +158,12 @@ final class IngestWarmUp {
         }
         await(consumer.invoke("DisableTracing", DisableTracingRequest.getDefaultInstance()));
         await(session);
+        await(commands.startAcked);
+        await(commands.stopAcked);
+        notifications += 2;
         await(consumer.invoke("FreeBuffers", FreeBuffersRequest.getDefaultInstance()));
       }
-      return new Result(feeder.committed, feeder.patches, bytesRead, discardStats);
+      return new Result(feeder.committed, feeder.patches, bytesRead, discardStats, notifications);
     } finally {
       try (var files = Files.list(dir)) {
         files.forEach(f -> f.toFile().delete());
@@ -261,15 +274,27 @@ final class IngestWarmUp {
     }
   }
 
-  /** The producer's GetAsyncCommand stream, on the client's I/O thread. */
+  /**
+   * The producer's GetAsyncCommand stream, on the client's I/O thread; it acknowledges starts and
+   * stops there, as the SDKs' IPC thread does.
+   */
   private static final class Commands {
+    private final BoundService port;
     volatile CompletableFuture<Integer> started = new CompletableFuture<>();
+    volatile CompletableFuture<Void> startAcked = new CompletableFuture<>();
+    volatile CompletableFuture<Void> stopAcked = new CompletableFuture<>();
     volatile int smbFd = -1;
     volatile boolean smbChanged;
     MemorySegment smb;
 
+    Commands(BoundService port) {
+      this.port = port;
+    }
+
     void reset() {
       started = new CompletableFuture<>();
+      startAcked = new CompletableFuture<>();
+      stopAcked = new CompletableFuture<>();
     }
 
     void onReply(Reply reply) {
@@ -289,8 +314,24 @@ final class IngestWarmUp {
         Fds.closeQuietly(reply.fd());
       }
       if (cmd.hasStartDataSource()) {
+        acknowledge(startAcked, port.invoke("NotifyDataSourceStarted", NotifyDataSourceStartedRequest.newBuilder()
+            .setDataSourceId(cmd.getStartDataSource().getNewInstanceId()).build()));
         started.complete(cmd.getStartDataSource().getConfig().getTargetBuffer());
       }
+      if (cmd.hasStopDataSource()) {
+        acknowledge(stopAcked, port.invoke("NotifyDataSourceStopped", NotifyDataSourceStoppedRequest.newBuilder()
+            .setDataSourceId(cmd.getStopDataSource().getInstanceId()).build()));
+      }
+    }
+
+    private static void acknowledge(CompletableFuture<Void> acked, CompletableFuture<Reply> reply) {
+      reply.whenComplete((r, e) -> {
+        if (e != null) {
+          acked.completeExceptionally(e);
+        } else {
+          acked.complete(null);
+        }
+      });
     }
   }
 

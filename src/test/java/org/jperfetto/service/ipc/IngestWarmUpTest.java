@@ -41,6 +41,9 @@ class IngestWarmUpTest {
     // Each half is read out: at least 150 whole packets of 19 bytes in each 4 KiB chunk of the
     // DISCARD half, less what the last chunks hold back until their patches come.
     assertTrue(r.bytesRead() > 3L * 64 * 150 * 19, "bytes read: " + r.bytesRead());
+    // Its data source says it will notify (as the SDKs' do): each session's start and stop were
+    // acknowledged by the service, so those handlers ran before any real producer needs them.
+    assertEquals(4, r.notificationsAcknowledged());
   }
 
   @Test
