@@ -153,39 +153,14 @@ public final class FrameReader implements AutoCloseable {
   private boolean decodeFramesUnlessClosed(FrameSink sink) {
     int pos = 0;
     while (failure == null && size - pos >= Frames.HEADER_SIZE) {
-      long payload = Integer.toUnsignedLong(buf.get(LE_INT, pos));
-      long frameSize = Frames.HEADER_SIZE + payload;
-      if (frameSize > Frames.MAX_FRAME_SIZE) {
-        fail(FailureKind.FRAME_TOO_LARGE, "IPC frame too large: size=" + frameSize + " max="
-            + Frames.MAX_FRAME_SIZE + " at stream offset " + (streamBase + pos));
-        break;
-      }
-      if (size - pos < frameSize) {
-        if (frameSize > buf.byteSize()) {
-          compact(pos);
+      int next = decodeFrameAt(pos, sink);
+      if (next < 0) {
+        if (next == STOP_COMPACTED) {
           pos = 0;
-          grow((int) frameSize);
         }
         break;
       }
-      long frameStart = streamBase + pos;
-      int fd = claimFd(frameStart, frameStart + frameSize);
-      if (payload > 0 && fd < 0 && sink.onRawFrame(buf, pos + Frames.HEADER_SIZE, (int) payload)) {
-        framesDecoded++;
-      } else if (payload > 0) {
-        IPCFrame frame = parse(pos + Frames.HEADER_SIZE, (int) payload, frameStart);
-        if (frame == null) {
-          if (fd >= 0) {
-            closeFd.accept(fd);
-          }
-          break;
-        }
-        framesDecoded++;
-        sink.onFrame(frame, fd);
-      } else if (fd >= 0) {
-        closeFd.accept(fd);
-      }
-      pos += (int) frameSize;
+      pos = next;
     }
     if (closeRequested) {
       return false; // a sink closed the reader: the buffer goes with it
@@ -196,6 +171,55 @@ public final class FrameReader implements AutoCloseable {
       return false;
     }
     return true;
+  }
+
+  /** {@link #decodeFrameAt}: stop here, the frame is not whole yet or the reader failed. */
+  private static final int STOP = -1;
+  /** {@link #decodeFrameAt}: stop, the buffer was compacted (its unread bytes now start at 0). */
+  private static final int STOP_COMPACTED = -2;
+
+  /**
+   * Decodes and hands on the frame at pos if it is all there; returns the position after it, or
+   * {@link #STOP} / {@link #STOP_COMPACTED}. One call per frame, not per read, on purpose: a burst
+   * brings dozens of frames per read, a quieter producer one, and the JIT compiles a method by how
+   * often it is called. With the frame's work inside the loop of the per-read method, that method
+   * reached C2 only in the first burst (its code then had the whole CommitData path inlined), while
+   * jtraced's warm-up traffic, fewer frames per read, had kept it at C1.
+   */
+  private int decodeFrameAt(int pos, FrameSink sink) {
+    long payload = Integer.toUnsignedLong(buf.get(LE_INT, pos));
+    long frameSize = Frames.HEADER_SIZE + payload;
+    if (frameSize > Frames.MAX_FRAME_SIZE) {
+      fail(FailureKind.FRAME_TOO_LARGE, "IPC frame too large: size=" + frameSize + " max="
+          + Frames.MAX_FRAME_SIZE + " at stream offset " + (streamBase + pos));
+      return STOP;
+    }
+    if (size - pos < frameSize) {
+      if (frameSize > buf.byteSize()) {
+        compact(pos);
+        grow((int) frameSize);
+        return STOP_COMPACTED;
+      }
+      return STOP;
+    }
+    long frameStart = streamBase + pos;
+    int fd = claimFd(frameStart, frameStart + frameSize);
+    if (payload > 0 && fd < 0 && sink.onRawFrame(buf, pos + Frames.HEADER_SIZE, (int) payload)) {
+      framesDecoded++;
+    } else if (payload > 0) {
+      IPCFrame frame = parse(pos + Frames.HEADER_SIZE, (int) payload, frameStart);
+      if (frame == null) {
+        if (fd >= 0) {
+          closeFd.accept(fd);
+        }
+        return STOP;
+      }
+      framesDecoded++;
+      sink.onFrame(frame, fd);
+    } else if (fd >= 0) {
+      closeFd.accept(fd);
+    }
+    return pos + (int) frameSize;
   }
 
   /** Hands out the pending fd if the frame [start, end) is the one it belongs to. */

@@ -433,7 +433,7 @@ public final class ServiceHost implements AutoCloseable {
   /** SMB rounds of an extra pass, after the compilers went quiet. */
   static final int WARMUP_EXTRA_ROUNDS = 80;
   /** Extra passes at most. */
-  static final int WARMUP_EXTRA_PASSES = 2;
+  static final int WARMUP_EXTRA_PASSES = 4;
   /** The time limit of each warm-up pass, for slow or busy machines. */
   static final long WARMUP_MAX_MS = 4_000;
   /** The longest jtraced waits each time for its JIT compilers to go quiet. */

@@ -82,6 +82,20 @@ class FrameReaderTest {
     assertEquals(bytes.length, reader.bytesReceived());
   }
 
+  /** Whole frames, then the head of one larger than the buffer: the reader compacts, grows, goes on. */
+  @Test
+  void aFrameLargerThanTheBufferAfterWholeFramesInTheSameRead() {
+    IPCFrame big = padded(3, 3 * FrameReader.INITIAL_CAPACITY);
+    byte[] bytes = concat(bind(1, "a"), bind(2, "b"), big, bind(4, "c"));
+    int split = bytes.length - Frames.encodedSize(big) / 2;
+    assertTrue(reader.feed(bytes, 0, split, -1, (f, d) -> frames.add(f)));
+    assertEquals(List.of(bind(1, "a"), bind(2, "b")), frames);
+    assertTrue(reader.capacity() >= Frames.encodedSize(big), "grown to hold the frame: " + reader.capacity());
+    assertTrue(reader.feed(bytes, split, bytes.length - split, -1, (f, d) -> frames.add(f)));
+    assertEquals(List.of(bind(1, "a"), bind(2, "b"), big, bind(4, "c")), frames);
+    assertEquals(0, reader.bufferedBytes());
+  }
+
   @Test
   void frameOfExactlyTheCapIsAccepted() {
     IPCFrame big = padded(7, Frames.MAX_FRAME_SIZE);
