@@ -432,7 +432,10 @@ public final class ServiceHost implements AutoCloseable {
   static final int WARMUP_ROUNDS = 240;
   /** SMB rounds of an extra pass, after the compilers went quiet. */
   static final int WARMUP_EXTRA_ROUNDS = 80;
-  /** Extra passes at most. */
+  /**
+   * Extra passes at most. Two left EventLoop, Epoll and UnixSocket.receive at C1 on a slow 2-core VM,
+   * and C2 compiled them during the first burst; passes stop at the first quiet one.
+   */
   static final int WARMUP_EXTRA_PASSES = 4;
   /** The time limit of each warm-up pass, for slow or busy machines. */
   static final long WARMUP_MAX_MS = 4_000;
