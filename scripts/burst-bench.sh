@@ -14,6 +14,8 @@
 #        at the end) instead of the CLI reading it out
 #   -c   the consumer: perfetto ($UPSTREAM_OUT/perfetto, the default when present) or jperfetto
 #   JTRACED_BIN: the directory of the jtraced to run (another build's, to compare two versions);
+#   KEEP_TRACES: a directory to keep each run's trace in (<service>-<producer>-<run>.perfetto-trace;
+#   `jperfetto summary --gaps=N` on one says where in the burst its slices were lost);
 #   BURST_DELAY: seconds between the service being up (traced: its sockets exist; jtraced: its ready
 #   line, printed after its JIT warm-up) and the producer starting (0.3)
 #   -e PID  use the service already listening on $PERFETTO_{PRODUCER,CONSUMER}_SOCK_NAME (pid PID,
@@ -117,6 +119,9 @@ for r in $(seq "$runs"); do
       -v hz="$hz" -v b="$bytes" 'BEGIN {
     printf "run %d: producer %.2f M slices/s, kept %.1f %% (%d), service cpu ingest %.2f s, read-out %.2f s, trace %.1f MB\n",
       r, rate / 1e6, 100 * kept / n, kept, i / hz, o / hz, b / 1e6 }'
+  if [ -n "${KEEP_TRACES:-}" ]; then
+    mkdir -p "$KEEP_TRACES" && cp "$dir/trace" "$KEEP_TRACES/$service-$producer-$r.perfetto-trace" 2>/dev/null || true
+  fi
   [ "$warm" = 1 ] || { kill "$svc" 2>/dev/null; wait "$svc" 2>/dev/null || true; }
 done
 [ -n "$external" ] || [ "$warm" = 0 ] || kill "$svc" 2>/dev/null || true

@@ -6,6 +6,7 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.jperfetto.abi.TracePacketRecord;
+import org.jperfetto.protos.DebugAnnotation;
 import org.jperfetto.protos.TracePacket;
 import org.jperfetto.protos.TraceStats;
 
@@ -14,6 +15,10 @@ import org.jperfetto.protos.TraceStats;
  * and ends, instants, counters, packets after a data loss) and prints the trace's loss statistics,
  * one {@code key=value} line, so a script can compare traces without trace_processor. Reads the
  * file as a stream: a trace of any size in constant memory.
+ *
+ * <p>{@code summary --gaps[=N] FILE} also says where a numbered workload lost slices (the reference
+ * burst's slices carry their index as their first integer debug annotation): see {@link
+ * SliceIndexGaps}. N is how many slices the workload emitted; without it, up to the largest index.
  */
 public final class TraceSummary implements Subcommand {
   static final String NAME = "summary";
@@ -25,7 +30,7 @@ public final class TraceSummary implements Subcommand {
 
   @Override
   public String summary() {
-    return "count the events and losses in a trace file: summary FILE";
+    return "count the events and losses in a trace file: summary [--gaps[=N]] FILE";
   }
 
   /** What a trace holds. */
@@ -43,18 +48,48 @@ public final class TraceSummary implements Subcommand {
 
   @Override
   public int run(String[] args, CliContext ctx) throws IOException {
-    if (args.length != 1) {
-      ctx.err().println("usage: jperfetto summary FILE");
+    String file = null;
+    SliceIndexGaps gaps = null;
+    long expected = 0;
+    for (String a : args) {
+      if (a.equals("--gaps") || a.startsWith("--gaps=")) {
+        gaps = new SliceIndexGaps();
+        if (a.startsWith("--gaps=")) {
+          try {
+            expected = Long.parseLong(a.substring("--gaps=".length()));
+          } catch (NumberFormatException e) {
+            expected = -1;
+          }
+          if (expected <= 0) {
+            ctx.err().println("jperfetto summary: --gaps=N takes a positive slice count, not " + a);
+            return Jperfetto.EXIT_ERROR;
+          }
+        }
+      } else if (file == null && !a.startsWith("-")) {
+        file = a;
+      } else {
+        ctx.err().println("usage: jperfetto summary [--gaps[=N]] FILE");
+        return Jperfetto.EXIT_ERROR;
+      }
+    }
+    if (file == null) {
+      ctx.err().println("usage: jperfetto summary [--gaps[=N]] FILE");
       return Jperfetto.EXIT_ERROR;
     }
-    try (InputStream in = Files.newInputStream(Path.of(args[0]))) {
-      ctx.out().println(count(in).line());
+    try (InputStream in = Files.newInputStream(Path.of(file))) {
+      String line = count(in, gaps).line();
+      ctx.out().println(gaps == null ? line : line + " " + gaps.report(expected).fields());
     }
     return Jperfetto.EXIT_OK;
   }
 
   /** Reads a whole trace (a sequence of Trace.packet fields) from in. */
   static Counts count(InputStream in) throws IOException {
+    return count(in, null);
+  }
+
+  /** As {@link #count(InputStream)}, also giving gaps (if not null) each slice begin's index. */
+  static Counts count(InputStream in, SliceIndexGaps gaps) throws IOException {
     CodedInputStream cis = CodedInputStream.newInstance(in, 1 << 16);
     cis.setSizeLimit(Integer.MAX_VALUE);
     long packets = 0;
@@ -83,7 +118,12 @@ public final class TraceSummary implements Subcommand {
       }
       if (p.hasTrackEvent()) {
         switch (p.getTrackEvent().getType()) {
-          case TYPE_SLICE_BEGIN -> begins++;
+          case TYPE_SLICE_BEGIN -> {
+            begins++;
+            if (gaps != null) {
+              addIndex(p.getTrackEvent(), gaps);
+            }
+          }
           case TYPE_SLICE_END -> ends++;
           case TYPE_INSTANT -> instants++;
           case TYPE_COUNTER -> counters++;
@@ -109,5 +149,15 @@ public final class TraceSummary implements Subcommand {
     }
     return new Counts(packets, begins, ends, instants, counters, afterLoss, discarded, overwritten,
         violations, patchesFailed, written, outcome);
+  }
+
+  /** The slice's index: its first integer debug annotation, if it has one. */
+  private static void addIndex(org.jperfetto.protos.TrackEvent event, SliceIndexGaps gaps) {
+    for (DebugAnnotation a : event.getDebugAnnotationsList()) {
+      if (a.hasIntValue()) {
+        gaps.add(a.getIntValue());
+        return;
+      }
+    }
   }
 }

@@ -1,0 +1,82 @@
+package org.jperfetto.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.jperfetto.protos.DebugAnnotation;
+import org.jperfetto.protos.Trace;
+import org.jperfetto.protos.TracePacket;
+import org.jperfetto.protos.TrackEvent;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class TraceSummaryTest {
+  private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+  private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+  private final CliContext ctx = new CliContext(new ByteArrayInputStream(new byte[0]),
+      new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
+      Map.of(), false);
+
+  /** The reference workload's shape: slice i with debug annotation i = i, then its end. */
+  private static Path workloadTrace(Path dir, int n, int... lost) throws IOException {
+    Trace.Builder trace = Trace.newBuilder();
+    outer:
+    for (int i = 0; i < n; i++) {
+      for (int l : lost) {
+        if (l == i) {
+          continue outer;
+        }
+      }
+      trace.addPacket(TracePacket.newBuilder().setTimestamp(i).setTrackEvent(TrackEvent.newBuilder()
+          .setType(TrackEvent.Type.TYPE_SLICE_BEGIN).setNameIid(1)
+          .addDebugAnnotations(DebugAnnotation.newBuilder().setNameIid(1).setIntValue(i))));
+      trace.addPacket(TracePacket.newBuilder().setTimestamp(i).setTrackEvent(TrackEvent.newBuilder()
+          .setType(TrackEvent.Type.TYPE_SLICE_END)));
+    }
+    Path file = dir.resolve("trace");
+    Files.write(file, trace.build().toByteArray());
+    return file;
+  }
+
+  @Test
+  void countsAsBeforeWithoutGaps(@TempDir Path dir) throws IOException {
+    Path file = workloadTrace(dir, 40, 3);
+    assertEquals(Jperfetto.EXIT_OK, new TraceSummary().run(new String[] {file.toString()}, ctx));
+    String line = out.toString(StandardCharsets.UTF_8).trim();
+    assertTrue(line.startsWith("packets=78 slice_begins=39 slice_ends=39 "), line);
+    assertTrue(!line.contains("missing_indices"), line);
+  }
+
+  @Test
+  void gapsSayWhichIndicesAreMissing(@TempDir Path dir) throws IOException {
+    Path file = workloadTrace(dir, 40, 3, 4, 20, 39);
+    assertEquals(Jperfetto.EXIT_OK, new TraceSummary().run(new String[] {"--gaps=40", file.toString()}, ctx));
+    String line = out.toString(StandardCharsets.UTF_8).trim();
+    assertTrue(line.contains(" slice_begins=36 "), line);
+    assertTrue(line.endsWith(" indexed_slices=40 missing_indices=4 gaps=3 largest_gap=2 first_gap_at=3"
+        + " missing_per_twentieth=0,1,1,0,0,0,0,0,0,0,1,0,0,0,0,0,0,0,0,1"), line); // 2 indices a part
+    // Without the count the lost last slice is out of sight: the range ends at the largest index.
+    out.reset();
+    assertEquals(Jperfetto.EXIT_OK, new TraceSummary().run(new String[] {"--gaps", file.toString()}, ctx));
+    assertTrue(out.toString(StandardCharsets.UTF_8).contains(" indexed_slices=39 missing_indices=3 "),
+        out.toString(StandardCharsets.UTF_8));
+  }
+
+  @Test
+  void badArgumentsAreRefused(@TempDir Path dir) throws IOException {
+    Path file = workloadTrace(dir, 2);
+    assertEquals(Jperfetto.EXIT_ERROR, new TraceSummary().run(new String[] {"--gaps=0", file.toString()}, ctx));
+    assertEquals(Jperfetto.EXIT_ERROR, new TraceSummary().run(new String[] {"--gaps=x", file.toString()}, ctx));
+    assertEquals(Jperfetto.EXIT_ERROR, new TraceSummary().run(new String[] {"--bogus", file.toString()}, ctx));
+    assertEquals(Jperfetto.EXIT_ERROR, new TraceSummary().run(new String[] {}, ctx));
+    assertTrue(err.toString(StandardCharsets.UTF_8).contains("usage: jperfetto summary [--gaps[=N]] FILE"));
+  }
+}
