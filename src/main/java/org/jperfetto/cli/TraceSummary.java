@@ -22,6 +22,7 @@ import org.jperfetto.protos.TraceStats;
  */
 public final class TraceSummary implements Subcommand {
   static final String NAME = "summary";
+  private static final String USAGE = "usage: jperfetto summary [--gaps[=N]] FILE";
 
   @Override
   public String name() {
@@ -68,12 +69,12 @@ public final class TraceSummary implements Subcommand {
       } else if (file == null && !a.startsWith("-")) {
         file = a;
       } else {
-        ctx.err().println("usage: jperfetto summary [--gaps[=N]] FILE");
+        ctx.err().println(USAGE);
         return Jperfetto.EXIT_ERROR;
       }
     }
     if (file == null) {
-      ctx.err().println("usage: jperfetto summary [--gaps[=N]] FILE");
+      ctx.err().println(USAGE);
       return Jperfetto.EXIT_ERROR;
     }
     try (InputStream in = Files.newInputStream(Path.of(file))) {
@@ -83,12 +84,10 @@ public final class TraceSummary implements Subcommand {
     return Jperfetto.EXIT_OK;
   }
 
-  /** Reads a whole trace (a sequence of Trace.packet fields) from in. */
-  static Counts count(InputStream in) throws IOException {
-    return count(in, null);
-  }
-
-  /** As {@link #count(InputStream)}, also giving gaps (if not null) each slice begin's index. */
+  /**
+   * Reads a whole trace (a sequence of Trace.packet fields) from in, giving gaps (if not null) each
+   * slice begin's index.
+   */
   static Counts count(InputStream in, SliceIndexGaps gaps) throws IOException {
     CodedInputStream cis = CodedInputStream.newInstance(in, 1 << 16);
     cis.setSizeLimit(Integer.MAX_VALUE);
