@@ -148,11 +148,21 @@ class SharedMemoryArbiterTest {
   }
 
   @Test
-  void aLargeSmbSendsChunksInBatchesAndLeavesFewerToOneLateDrain() {
+  void batchesAreAQuarterOfTheSmbFromOneTo64Chunks() {
+    assertEquals(1, SharedMemoryArbiter.commitBatchChunks(1));
+    assertEquals(1, SharedMemoryArbiter.commitBatchChunks(7));
+    assertEquals(2, SharedMemoryArbiter.commitBatchChunks(8));
+    assertEquals(16, SharedMemoryArbiter.commitBatchChunks(64), "the default 256 KiB SMB");
+    assertEquals(64, SharedMemoryArbiter.commitBatchChunks(256), "1 MiB");
+    assertEquals(64, SharedMemoryArbiter.commitBatchChunks(4096), "16 MiB");
+  }
+
+  @Test
+  void chunksGoInBatchesAndFewerWaitForOneLateDrain() {
     try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
       CountingSink sink = new CountingSink();
-      SharedMemoryArbiter arbiter = arbiterOver(256, sink, arena);
-      assertEquals(4, arbiter.commitBatchChunks(), "one in 64 of 256 pages");
+      SharedMemoryArbiter arbiter = arbiterOver(16, sink, arena);
+      assertEquals(4, arbiter.commitBatchChunks(), "a quarter of 16 pages");
       PatchList patches = new PatchList();
       for (int i = 0; i < 3; i++) {
         arbiter.returnCompletedChunk(arbiter.getNewChunk(1, i, (short) 0, BufferExhaustedPolicy.DROP), 1, 1, patches);
@@ -170,15 +180,37 @@ class SharedMemoryArbiterTest {
   }
 
   @Test
-  void aSmallSmbSendsEachChunkAtOnce() {
+  void aTinySmbSendsEachChunkAtOnce() {
     try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
       CountingSink sink = new CountingSink();
-      SharedMemoryArbiter arbiter = arbiterOver(64, sink, arena); // the default 256 KiB of 4 KiB pages
+      SharedMemoryArbiter arbiter = arbiterOver(4, sink, arena);
       assertEquals(1, arbiter.commitBatchChunks());
       PatchList patches = new PatchList();
       arbiter.returnCompletedChunk(arbiter.getNewChunk(1, 0, (short) 0, BufferExhaustedPolicy.DROP), 1, 1, patches);
       assertEquals(1, sink.now);
       assertEquals(0, sink.soon);
+    }
+  }
+
+  /** A writer that finds no free chunk sends the held-back batch at once, so the service frees it. */
+  @Test
+  void aFullSmbSendsTheHeldBackBatchAtOnce() {
+    try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+      CountingSink sink = new CountingSink();
+      SharedMemoryArbiter arbiter = arbiterOver(16, sink, arena);
+      PatchList patches = new PatchList();
+      long[] inFlight = new long[16];
+      for (int i = 0; i < 16; i++) {
+        inFlight[i] = arbiter.getNewChunk(1, i, (short) 0, BufferExhaustedPolicy.DROP);
+      }
+      arbiter.returnCompletedChunk(inFlight[0], 1, 1, patches);
+      arbiter.returnCompletedChunk(inFlight[1], 1, 1, patches);
+      assertEquals(0, sink.now, "two chunks wait for a batch of four");
+      assertEquals(ChunkHandle.INVALID, arbiter.getNewChunk(1, 16, (short) 0, BufferExhaustedPolicy.DROP));
+      assertEquals(1, sink.now, "no free chunk: the two go now");
+      assertEquals(2, arbiter.drainTo(new CommitBatch()).moves);
+      assertEquals(ChunkHandle.INVALID, arbiter.getNewChunk(1, 17, (short) 0, BufferExhaustedPolicy.DROP));
+      assertEquals(1, sink.now, "nothing held back: nothing to send");
     }
   }
 }
