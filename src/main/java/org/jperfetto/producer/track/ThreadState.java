@@ -76,6 +76,20 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
   /** A slice begin packet's bytes besides its timestamp value: the timestamp tag, track_event, flags. */
   static final int SLICE_BEGIN_FIXED_BYTES = 1 + 8 + 2;
 
+  /**
+   * A slice begin's debug annotation with an interned name and an int value, little-endian, its
+   * length (byte 1) and name iid (byte 3) left zero: tag, length, name_iid tag, int_value tag.
+   */
+  static final long INT_ANNOTATION_HEAD =
+      ProtoWire.makeTag(EVENT_DEBUG_ANNOTATIONS, ProtoWire.WIRE_TYPE_LENGTH_DELIMITED)
+      | (long) varIntTag(DebugAnnotation.NAME_IID_FIELD_NUMBER) << 16
+      | (long) varIntTag(DebugAnnotation.INT_VALUE_FIELD_NUMBER) << 32;
+  /**
+   * A slice begin with one int annotation: its packet's bytes besides the timestamp and annotation
+   * values: the slice begin's and 5 of the annotation (tag, length, name_iid tag and value, int tag).
+   */
+  static final int SLICE_BEGIN_INT_FIXED_BYTES = SLICE_BEGIN_FIXED_BYTES + 5;
+
   /** The one-byte tag of a varint field numbered below 16. */
   private static int varIntTag(int field) {
     return ProtoWire.makeTag(field, ProtoWire.WIRE_TYPE_VARINT);
@@ -219,8 +233,10 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
       t.writeDescriptor(p, ProcessInfo.current().uuid());
       seq.tracks.add(t.uuid());
     }
-    if ((type == TYPE_SLICE_END || type == TYPE_SLICE_BEGIN) && t == null && function == null && argCount == 0
-        && !hasCounter && tryWriteShortSlice(writer, seq)) {
+    if ((type == TYPE_SLICE_END || type == TYPE_SLICE_BEGIN) && t == null && function == null && !hasCounter
+        && (argCount == 0 ? tryWriteShortSlice(writer, seq)
+            : argCount == 1 && type == TYPE_SLICE_BEGIN && argKinds[0] == ARG_LONG
+                && !session.filterDebugAnnotations() && tryWriteShortSliceWithInt(writer, seq))) {
       return;
     }
     int eventSize = fixedShapeEventSize(seq, session, t);
@@ -448,6 +464,63 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
     packet.store(writer.chunkMemory(), at, packetSize + 1);
     writer.endSmallPacket();
     return true;
+  }
+
+  /**
+   * A slice begin on the thread's own track with one non-negative int annotation and nothing else
+   * (the reference workload's event, and the commonest annotated trace point): as {@link
+   * #tryWriteShortSlice}, when the category, name and annotation name are interned with one-byte
+   * iids and the timestamp delta and the value take 7 varint bytes or fewer between them.
+   */
+  private boolean tryWriteShortSliceWithInt(TraceWriter writer, SequenceState seq) {
+    long delta = timestamp - seq.lastTimestamp;
+    long value = argBits[0];
+    if (delta < 0 || value < 0 || ((delta | value) >>> 49) != 0 || !seq.session.incrementalTimestamps()) {
+      return false;
+    }
+    int n = ProtoWire.varIntSize(delta);
+    int m = ProtoWire.varIntSize(value);
+    if (n + m > ShortPacket.MAX_BYTES - 1 - SLICE_BEGIN_INT_FIXED_BYTES) {
+      return false;
+    }
+    int categoryId = seq.intern(SequenceState.KIND_CATEGORY, category.name());
+    int nameId = seq.intern(SequenceState.KIND_EVENT_NAME, name);
+    int argId = seq.intern(SequenceState.KIND_ANNOTATION_NAME, argNames[0]);
+    if (((categoryId | nameId | argId) & ~0x7F) != 0 || categoryId == 0 || nameId == 0 || argId == 0
+        || seq.hasPendingInterned()) {
+      return false;
+    }
+    int packetSize = SLICE_BEGIN_INT_FIXED_BYTES + n + m;
+    long at = writer.beginSmallPacket(packetSize);
+    if (at < 0) {
+      return false;
+    }
+    seq.lastTimestamp = timestamp;
+    ShortPacket packet = shortPacket.clear();
+    encodeSliceBeginWithInt(packet, packetSize, delta, categoryId, nameId, argId, value);
+    packet.store(writer.chunkMemory(), at, packetSize + 1);
+    writer.endSmallPacket();
+    return true;
+  }
+
+  /**
+   * A slice begin packet with one int annotation, size byte first: [size][timestamp][track_event
+   * {type, category_iids, name_iid, debug_annotations {name_iid, int_value}}][sequence_flags], the
+   * three iids below 128, packetSize + 1 at most {@link ShortPacket#MAX_BYTES}.
+   */
+  static void encodeSliceBeginWithInt(ShortPacket packet, int packetSize, long delta, int categoryIid, int nameIid,
+      int argIid, long value) {
+    int m = ProtoWire.varIntSize(value);
+    int n = packetSize - SLICE_BEGIN_INT_FIXED_BYTES - m;
+    int annotationBody = 3 + m; // name_iid (2 bytes), the int tag and the value
+    int eventBody = 6 + 2 + annotationBody;
+    packet.put(packetSize | TIMESTAMP_TAG << 8, 2, 0)
+        .put(ChunkPacketEncoder.varIntBits(delta), n, 2)
+        .put((SLICE_BEGIN_EVENT & ~0xFF00L) | (long) eventBody << 8 | (long) categoryIid << 40
+            | (long) nameIid << 56, 8, 2 + n)
+        .put(INT_ANNOTATION_HEAD | (long) annotationBody << 8 | (long) argIid << 24, 5, 10 + n)
+        .put(ChunkPacketEncoder.varIntBits(value), m, 15 + n)
+        .put(SEQUENCE_FLAGS_NEEDS_STATE, 2, 15 + n + m);
   }
 
   /** A slice end packet, size byte first: [size][timestamp][track_event {type}][sequence_flags]. */

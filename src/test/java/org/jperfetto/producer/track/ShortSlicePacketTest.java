@@ -10,6 +10,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import org.jperfetto.producer.proto.ChunkPacketEncoder;
 import org.jperfetto.producer.proto.ProtoWire;
+import org.jperfetto.protos.DebugAnnotation;
 import org.jperfetto.protos.TracePacket;
 import org.jperfetto.protos.TrackEvent;
 import org.junit.jupiter.api.Test;
@@ -95,6 +96,57 @@ class ShortSlicePacketTest {
         }
       }
     }
+  }
+
+  @Test
+  void sliceBeginsWithAnIntAreTheFixedShapeBytesAndParseAsTheEvent() throws InvalidProtocolBufferException {
+    long[] values = {0, 1, 127, 128, 16_383, 16_384, (1L << 21) - 1, 1L << 21, (1L << 28) - 1, 1L << 28,
+        (1L << 35) - 1, 1L << 35, (1L << 42) - 1};
+    int checked = 0;
+    try (Arena arena = Arena.ofConfined()) {
+      for (long delta : DELTAS) {
+        for (long value : values) {
+          int n = ProtoWire.varIntSize(delta);
+          int m = ProtoWire.varIntSize(value);
+          if (ThreadState.SLICE_BEGIN_INT_FIXED_BYTES + n + m + 1 > ShortPacket.MAX_BYTES) {
+            continue; // the fixed-shape path's packet
+          }
+          for (int[] iids : new int[][] {{1, 1, 1}, {1, 127, 5}, {127, 1, 127}, {64, 99, 3}}) {
+            int packetSize = ThreadState.SLICE_BEGIN_INT_FIXED_BYTES + n + m;
+            int annotation = 3 + m;
+            MemorySegment fixed = arena.allocate(64);
+            assertEquals(packetSize + 1, new ChunkPacketEncoder().begin(fixed, 0).rawByte(packetSize)
+                .varInt(TracePacket.TIMESTAMP_FIELD_NUMBER, delta)
+                .nested(TracePacket.TRACK_EVENT_FIELD_NUMBER, 6 + 2 + annotation)
+                .varInt(TrackEvent.TYPE_FIELD_NUMBER, TrackEvent.Type.TYPE_SLICE_BEGIN_VALUE)
+                .varInt(TrackEvent.CATEGORY_IIDS_FIELD_NUMBER, iids[0])
+                .varInt(TrackEvent.NAME_IID_FIELD_NUMBER, iids[1])
+                .nested(TrackEvent.DEBUG_ANNOTATIONS_FIELD_NUMBER, annotation)
+                .varInt(DebugAnnotation.NAME_IID_FIELD_NUMBER, iids[2])
+                .varInt(DebugAnnotation.INT_VALUE_FIELD_NUMBER, value)
+                .varInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, FLAGS).finish());
+            for (int offset = 0; offset < 8; offset++) {
+              ShortPacket p = new ShortPacket();
+              ThreadState.encodeSliceBeginWithInt(p, packetSize, delta, iids[0], iids[1], iids[2], value);
+              MemorySegment chunk = stored(arena, p, offset, packetSize + 1);
+              String what = "delta " + delta + " value " + value + " iids " + java.util.Arrays.toString(iids);
+              assertArrayEquals(bytes(fixed, 0, packetSize + 1), bytes(chunk, offset, packetSize + 1), what);
+              TracePacket parsed = TracePacket.parseFrom(bytes(chunk, offset + 1, packetSize));
+              assertEquals(delta, parsed.getTimestamp(), what);
+              assertEquals(FLAGS, parsed.getSequenceFlags(), what);
+              TrackEvent event = parsed.getTrackEvent();
+              assertEquals(TrackEvent.Type.TYPE_SLICE_BEGIN, event.getType(), what);
+              assertEquals(iids[0], event.getCategoryIids(0), what);
+              assertEquals(iids[1], event.getNameIid(), what);
+              assertEquals(iids[2], event.getDebugAnnotations(0).getNameIid(), what);
+              assertEquals(value, event.getDebugAnnotations(0).getIntValue(), what);
+              checked++;
+            }
+          }
+        }
+      }
+    }
+    assertEquals(true, checked > 500, "combinations checked: " + checked);
   }
 
   @Test
