@@ -289,6 +289,52 @@ class TrackEventIT {
     }
   }
 
+  /**
+   * Plain slices (the register path), instants and int-argument slices mixed on one thread, across
+   * a cleared incremental state and a second session starting: every event keeps its type, name,
+   * order, nesting and session.
+   */
+  @Test
+  void plainSlicesAmongOtherEventsAndSessionsKeepTheirShapeOrderAndSession() throws Exception {
+    try (TrackEventFixture f = new TrackEventFixture(dir, APP)) {
+      f.start(1, TrackEventConfig.getDefaultInstance());
+      int n = 300;
+      for (int i = 0; i < n; i++) {
+        f.trackEvent.begin(APP, "outer");
+        f.trackEvent.instant(APP, "mark");
+        f.trackEvent.begin(APP, "inner", "i", i);
+        f.trackEvent.end(APP);
+        f.trackEvent.end(APP);
+        if (i == n / 3) {
+          f.host.clearIncrementalState(1);
+        }
+      }
+      f.start(2, TrackEventConfig.getDefaultInstance());
+      TrackTestHost.await("two instances", () -> f.trackEvent.dataSource().activeInstances() == 2);
+      f.trackEvent.begin(APP, "shared");
+      f.trackEvent.end(APP);
+      DecodedEvents d = f.finish();
+      assertEquals(List.of(), d.errors, "every iid resolves within its incremental state");
+      assertEquals(n, d.named("outer").size());
+      assertTrue(d.named("mark").stream().allMatch(e -> e.type() == Type.TYPE_INSTANT), "instants stay instants");
+      List<DecodedEvents.Event> shared = d.named("shared");
+      assertEquals(2, shared.size(), "one copy per session");
+      assertTrue(shared.get(0).sequence() != shared.get(1).sequence());
+      int sequence = d.named("outer").get(0).sequence();
+      List<DecodedEvents.Event> first = d.events.stream().filter(e -> e.sequence() == sequence).toList();
+      long last = Long.MIN_VALUE;
+      int depth = 0;
+      for (DecodedEvents.Event e : first) {
+        assertTrue(e.timestamp() >= last, "timestamps in order: " + e);
+        last = e.timestamp();
+        depth += e.type() == Type.TYPE_SLICE_BEGIN ? 1 : e.type() == Type.TYPE_SLICE_END ? -1 : 0;
+        assertTrue(depth >= 0 && depth <= 2, "nesting stays within two levels: " + e);
+      }
+      assertEquals(0, depth, "every begin has its end");
+      assertEquals(2 * n + 1, first.stream().filter(e -> e.type() == Type.TYPE_SLICE_END).count());
+    }
+  }
+
   @Test
   void eachThreadWritesItsOwnSequenceWithItsOwnThreadTrack() throws Exception {
     try (TrackEventFixture f = new TrackEventFixture(dir, APP)) {
