@@ -475,12 +475,10 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
   private boolean tryWriteShortSliceWithInt(TraceWriter writer, SequenceState seq) {
     long delta = timestamp - seq.lastTimestamp;
     long value = argBits[0];
-    if (delta < 0 || value < 0 || ((delta | value) >>> 49) != 0 || !seq.session.incrementalTimestamps()) {
-      return false;
-    }
+    // A negative delta or value takes 10 varint bytes, so the size test refuses those too.
     int n = ProtoWire.varIntSize(delta);
     int m = ProtoWire.varIntSize(value);
-    if (n + m > ShortPacket.MAX_BYTES - 1 - SLICE_BEGIN_INT_FIXED_BYTES) {
+    if (n + m > ShortPacket.MAX_BYTES - 1 - SLICE_BEGIN_INT_FIXED_BYTES || !seq.session.incrementalTimestamps()) {
       return false;
     }
     int categoryId = seq.intern(SequenceState.KIND_CATEGORY, category.name());
@@ -513,6 +511,7 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
     int m = ProtoWire.varIntSize(value);
     int n = packetSize - SLICE_BEGIN_INT_FIXED_BYTES - m;
     int annotationBody = 3 + m; // name_iid (2 bytes), the int tag and the value
+    // type, category_iids and name_iid (2 bytes each), then the annotation's tag, length and body
     int eventBody = 6 + 2 + annotationBody;
     packet.put(packetSize | TIMESTAMP_TAG << 8, 2, 0)
         .put(ChunkPacketEncoder.varIntBits(delta), n, 2)

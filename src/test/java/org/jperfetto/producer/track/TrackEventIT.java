@@ -302,7 +302,7 @@ class TrackEventIT {
       for (int i = 0; i < n; i++) {
         f.trackEvent.begin(APP, "outer");
         f.trackEvent.instant(APP, "mark");
-        f.trackEvent.begin(APP, "inner", "i", i);
+        f.trackEvent.begin(APP, "inner", "i", innerArg(i));
         f.trackEvent.end(APP);
         f.trackEvent.end(APP);
         if (i == n / 3) {
@@ -332,7 +332,17 @@ class TrackEventIT {
       }
       assertEquals(0, depth, "every begin has its end");
       assertEquals(2 * n + 1, first.stream().filter(e -> e.type() == Type.TYPE_SLICE_END).count());
+      List<DecodedEvents.Event> inner = d.named("inner");
+      assertEquals(n, inner.size());
+      for (int i = 0; i < n; i++) {
+        assertEquals(Map.of("i", innerArg(i)), inner.get(i).args(), "inner " + i);
+      }
     }
+  }
+
+  /** Mostly small values (the register path), some negative or huge ones (the encoder's). */
+  private static long innerArg(int i) {
+    return i % 7 == 0 ? -i : i % 11 == 0 ? Long.MAX_VALUE - i : i;
   }
 
   @Test
