@@ -436,32 +436,36 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
       return false;
     }
     int n = ProtoWire.varIntSize(delta);
-    int categoryId = 0;
-    int nameId = 0;
+    ShortPacket packet = shortPacket.clear();
     int packetSize;
     if (type == TYPE_SLICE_END) {
       packetSize = SLICE_END_FIXED_BYTES + n;
+      encodeSliceEnd(packet, packetSize, delta);
     } else {
-      categoryId = seq.intern(SequenceState.KIND_CATEGORY, category.name());
-      nameId = seq.intern(SequenceState.KIND_EVENT_NAME, name);
+      int categoryId = seq.intern(SequenceState.KIND_CATEGORY, category.name());
+      int nameId = seq.intern(SequenceState.KIND_EVENT_NAME, name);
       // New strings go out as interned_data with the packet: the fixed-shape path's work.
       if (((categoryId | nameId) & ~0x7F) != 0 || categoryId == 0 || nameId == 0 || seq.hasPendingInterned()) {
         return false;
       }
       packetSize = SLICE_BEGIN_FIXED_BYTES + n;
+      encodeSliceBegin(packet, packetSize, delta, categoryId, nameId);
     }
+    return storeShortPacket(writer, seq, packetSize);
+  }
+
+  /**
+   * Claims room for the packet assembled in {@link #shortPacket} (packetSize bytes after its size
+   * byte), stores it there and moves the sequence's delta clock on; returns false, writing nothing,
+   * when the writer cannot take a small packet now (the caller's general path then writes it).
+   */
+  private boolean storeShortPacket(TraceWriter writer, SequenceState seq, int packetSize) {
     long at = writer.beginSmallPacket(packetSize);
     if (at < 0) {
       return false;
     }
     seq.lastTimestamp = timestamp;
-    ShortPacket packet = shortPacket.clear();
-    if (type == TYPE_SLICE_END) {
-      encodeSliceEnd(packet, packetSize, delta);
-    } else {
-      encodeSliceBegin(packet, packetSize, delta, categoryId, nameId);
-    }
-    packet.store(writer.chunkMemory(), at, packetSize + 1);
+    shortPacket.store(writer.chunkMemory(), at, packetSize + 1);
     writer.endSmallPacket();
     return true;
   }
@@ -489,16 +493,8 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
       return false;
     }
     int packetSize = SLICE_BEGIN_INT_FIXED_BYTES + n + m;
-    long at = writer.beginSmallPacket(packetSize);
-    if (at < 0) {
-      return false;
-    }
-    seq.lastTimestamp = timestamp;
-    ShortPacket packet = shortPacket.clear();
-    encodeSliceBeginWithInt(packet, packetSize, delta, categoryId, nameId, argId, value);
-    packet.store(writer.chunkMemory(), at, packetSize + 1);
-    writer.endSmallPacket();
-    return true;
+    encodeSliceBeginWithInt(shortPacket.clear(), packetSize, delta, categoryId, nameId, argId, value);
+    return storeShortPacket(writer, seq, packetSize);
   }
 
   /**
