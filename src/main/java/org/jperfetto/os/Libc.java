@@ -228,6 +228,10 @@ final class Libc {
     static final MethodHandle H = h("madvise");
   }
 
+  private static final class Syscall {
+    static final MethodHandle H = h("syscall");
+  }
+
   private Libc() {}
 
   /** Links every handle now (each holder initialises once, whichever thread gets there first). */
@@ -236,7 +240,7 @@ final class Libc {
       Socket.H, Socketpair.H, Bind.H, Listen.H, Accept4.H, Connect.H, Sendmsg.H, Recvmsg.H,
       Getsockopt.H, Setsockopt.H, Getpeername.H, Getsockname.H, Shutdown.H, Close.H, Fcntl.H,
       EpollCreate1.H, EpollCtl.H, EpollWait.H,
-      Eventfd.H, Read.H, Write.H, MemfdCreate.H, Ftruncate.H, Fstat.H, Mmap.H, Munmap.H, Madvise.H
+      Eventfd.H, Read.H, Write.H, MemfdCreate.H, Ftruncate.H, Fstat.H, Mmap.H, Munmap.H, Madvise.H, Syscall.H
     };
     for (MethodHandle h : all) {
       java.util.Objects.requireNonNull(h);
@@ -256,10 +260,12 @@ final class Libc {
    * (all six are register arguments), and an int result is the low 32 bits of the result register,
    * which callers take with an (int) cast. fcntl's variadic third argument is a register argument
    * like the others on both ABIs, and the x86_64 linker always states that no vector registers are
-   * used. Why one descriptor: the linker caches its downcall stubs by descriptor, so every function
-   * after the first costs no new generated classes, where a descriptor of its own costs about twenty
-   * (a producer links some fifteen functions while it connects: some 300 classes generated at start,
-   * enough to make the JDK's class file generator hot enough for C2 during the app's first second).
+   * used; so are syscall(2)'s number and arguments, which it moves to the kernel's registers as
+   * they are. Why one descriptor: the linker caches its downcall stubs by descriptor, so every
+   * function after the first costs no new generated classes, where a descriptor of its own costs
+   * about twenty (a producer links some fifteen functions while it connects: some 300 classes
+   * generated at start, enough to make the JDK's class file generator hot enough for C2 during the
+   * app's first second).
    */
   private static MethodHandle h(String name) {
     return LINKER.downcallHandle(find(name), ANY_CALL, ERRNO);
@@ -746,6 +752,21 @@ final class Libc {
     }
     if (r < 0) {
       throw fail("munmap", s, "address 0x" + Long.toHexString(address) + " size " + size);
+    }
+  }
+
+  // --- raw system calls -------------------------------------------------------------------------
+
+  /**
+   * syscall(2) with up to three arguments, for the calls libc has no wrapper for (membarrier): the
+   * raw result, -1 with errno in {@code s} on failure. No EINTR loop: whether a call can be
+   * interrupted is the caller's to know.
+   */
+  static long syscall(Scratch s, long number, long arg1, long arg2, long arg3) {
+    try {
+      return (long) Syscall.H.invokeExact(s.errnoState, number, arg1, arg2, arg3, 0L, 0L);
+    } catch (Throwable t) {
+      throw unexpected("syscall", t);
     }
   }
 }

@@ -1,12 +1,5 @@
 package org.jperfetto.os;
 
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
-
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.invoke.MethodHandle;
-
 /**
  * membarrier(2) with MEMBARRIER_CMD_PRIVATE_EXPEDITED: the heavy half of an asymmetric fence.
  *
@@ -17,10 +10,10 @@ import java.lang.invoke.MethodHandle;
  * {@link #run()}, then loads: at least one of the two sees the other's store.
  *
  * <p>The process registers for the expedited command once, when this class initialises. glibc has
- * no wrapper for membarrier, so the call goes through {@code syscall(2)}. Kernels before 4.14, or a
- * seccomp filter that refuses the call, leave {@link #isAvailable()} false.
+ * no wrapper for membarrier, so the call goes through {@code syscall(2)} ({@link Libc#syscall}).
+ * Kernels before 4.14, or a seccomp filter that refuses the call, leave {@link #isAvailable()}
+ * false.
  */
-@SuppressWarnings("restricted") // the downcall lives here
 public final class Membarrier {
   static final int CMD_QUERY = 0;
   static final int CMD_PRIVATE_EXPEDITED = 1 << 3;
@@ -29,11 +22,6 @@ public final class Membarrier {
   static final long SYS_MEMBARRIER = Libc.X86_64 ? 324 : 283;
 
   private static final System.Logger LOG = System.getLogger(Membarrier.class.getName());
-  private static final MethodHandle SYSCALL = Linker.nativeLinker().downcallHandle(
-      Linker.nativeLinker().defaultLookup().find("syscall")
-          .orElseThrow(() -> new UnsupportedOperationException("libc has no symbol syscall")),
-      FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT),
-      Linker.Option.captureCallState("errno"), Linker.Option.firstVariadicArg(1));
   private static final boolean AVAILABLE = register();
 
   private Membarrier() {}
@@ -82,12 +70,12 @@ public final class Membarrier {
     return true;
   }
 
-  /** membarrier is never interrupted (it does not sleep interruptibly), so no EINTR loop. */
+  /**
+   * membarrier(cmd, 0, 0), through libc's shared downcall stub (a handle with a descriptor of its own
+   * generated some sixteen classes when the first flush ran, in a producer's first second). It is
+   * never interrupted (it does not sleep interruptibly), so no EINTR loop.
+   */
   private static long call(Scratch s, int cmd) {
-    try {
-      return (long) SYSCALL.invokeExact(s.errnoState, SYS_MEMBARRIER, cmd, 0, 0);
-    } catch (Throwable t) {
-      throw Libc.unexpected("membarrier", t);
-    }
+    return Libc.syscall(s, SYS_MEMBARRIER, cmd, 0, 0);
   }
 }
