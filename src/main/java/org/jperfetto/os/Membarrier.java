@@ -72,8 +72,8 @@ public final class Membarrier {
 
   /**
    * membarrier(cmd, 0, 0), through libc's shared downcall stub (a handle with a descriptor of its own
-   * generated some sixteen classes when the first flush ran, in a producer's first second). It is
-   * never interrupted (it does not sleep interruptibly), so no EINTR loop.
+   * generated some sixteen classes when a producer answered its first flush request). It is never
+   * interrupted (it does not sleep interruptibly), so no EINTR loop.
    */
   private static long call(Scratch s, int cmd) {
     return Libc.syscall(s, SYS_MEMBARRIER, cmd, 0, 0);

@@ -2,6 +2,9 @@ package org.jperfetto.os;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
 /** {@link Libc#syscall} through the stub every libc function shares: arguments, result and errno. */
@@ -15,10 +18,12 @@ class LibcSyscallTest {
   private static final int ENOSYS = 38;
 
   @Test
-  void aCallWithoutArgumentsReturnsTheKernelsAnswer() {
+  void aCallWithoutArgumentsReturnsTheKernelsAnswer() throws IOException {
     assertEquals(ProcessHandle.current().pid(), Libc.syscall(Scratch.get(), SYS_GETPID, 0, 0, 0));
-    long tid = Libc.syscall(Scratch.get(), SYS_GETTID, 0, 0, 0);
-    assertEquals(tid, Libc.syscall(Scratch.get(), SYS_GETTID, 0, 0, 0), "same thread, same tid");
+    // /proc/thread-self links to PID/task/TID of the thread that reads it.
+    Path self = Files.readSymbolicLink(Path.of("/proc/thread-self"));
+    long tid = Long.parseLong(self.getFileName().toString());
+    assertEquals(tid, Libc.syscall(Scratch.get(), SYS_GETTID, 0, 0, 0));
   }
 
   @Test
