@@ -166,11 +166,13 @@ public final class TrackEvent {
    * ({@link DetachedInstance}: nothing reaches any service or trace), emit events of the usual shapes
    * (slices with and without a debug argument, counters, instants), including what a real session's
    * first events and a full SMB do, and go on while the JIT compilers still work on them: on the
-   * project's 2-core VMs about 1.5-2 s of one core, at most 3 s. It gives way as soon as a session starts on any
-   * other TrackEvent of the process: from then on that session's own events warm the path up, and
-   * the warm-up would only take CPU from them. Without it a fresh JVM runs the first hundreds of
-   * thousands of events of a burst in the interpreter and C1 code, while its compiler threads take a
-   * core. Apps that trace a burst right after start call it once, early, off their main thread:
+   * project's 2-core VMs about 1.5-2 s of one core, at most 3 s. It gives way once a session starts
+   * on any other TrackEvent of the process: from then on that session's own events warm the path up.
+   * It asks between the steps of a round, so on a slow machine it may go on for a few hundred
+   * milliseconds into that session; measured, that overlap did not slow the session's events.
+   * Without a warm-up a fresh JVM runs the first hundreds of thousands of events of a burst in the
+   * interpreter and C1 code, while its compiler threads take a core. Apps that trace a burst right
+   * after start call it once, early, off their main thread:
    * {@code Thread.ofPlatform().daemon().start(TrackEvent::warmUpJit)}; it changes nothing else.
    *
    * @return the events emitted
