@@ -3,6 +3,7 @@ package org.jperfetto.producer.track;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import java.lang.foreign.Arena;
@@ -146,7 +147,7 @@ class ShortSlicePacketTest {
         }
       }
     }
-    assertEquals(true, checked > 500, "combinations checked: " + checked);
+    assertTrue(checked > 500, "combinations checked: " + checked);
   }
 
   @Test
