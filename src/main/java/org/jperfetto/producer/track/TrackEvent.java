@@ -168,8 +168,7 @@ public final class TrackEvent {
    * first events and a full SMB do, and go on while the JIT compilers still work on them: on the
    * project's 2-core VMs about 1.5-2 s of one core, at most 3 s. It gives way once a session starts
    * on any other TrackEvent of the process: from then on that session's own events warm the path up.
-   * It asks between the steps of a round, so on a slow machine it may go on for a few hundred
-   * milliseconds into that session; measured, that overlap did not slow the session's events.
+   * It asks every few loop iterations (a few dozen events), so it stops within a millisecond or so.
    * Without a warm-up a fresh JVM runs the first hundreds of thousands of events of a burst in the
    * interpreter and C1 code, while its compiler threads take a core. Apps that trace a burst right
    * after start call it once, early, off their main thread:

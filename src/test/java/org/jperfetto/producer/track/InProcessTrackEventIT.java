@@ -126,6 +126,19 @@ class InProcessTrackEventIT {
   }
 
   @Test
+  void theJitWarmUpGivesWayWithinAFewIterationsOfBeingAsked() {
+    int[] asked = {0};
+    int goOnAnswers = 3;
+    long events = TrackEventWarmUp.run(() -> ++asked[0] > goOnAnswers);
+    // An iteration emits at most 6 events; after each "go on" at most ITERATIONS_PER_GIVE_WAY_CHECK
+    // iterations run before the next question. Checking only between 500-iteration steps (as the
+    // warm-up once did) would have emitted thousands here.
+    long mostEvents = (long) goOnAnswers * TrackEventWarmUp.ITERATIONS_PER_GIVE_WAY_CHECK * 6;
+    assertTrue(events > 0 && events <= mostEvents, "events after " + goOnAnswers + " go-ons: " + events);
+    assertTrue(asked[0] > goOnAnswers, "it ran until told to give way: asked " + asked[0] + " times");
+  }
+
+  @Test
   void withNothingToGiveWayToTheJitWarmUpRunsItsRoundsAndItsOwnInstancesDoNotCountAsLive() {
     int live = TrackEvent.liveInstances();
     int[] seen = {Integer.MIN_VALUE};
