@@ -226,19 +226,34 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
       resetIncrementalState(seq, writer, session, generation);
     }
     Track t = track;
-    if (t != null && !seq.tracks.contains(t.uuid())) {
-      ProtoWriter p = writer.newTracePacket();
-      writeTimestamp(p, seq);
-      p.appendVarInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, SEQ_NEEDS_INCREMENTAL_STATE);
-      t.writeDescriptor(p, ProcessInfo.current().uuid());
-      seq.tracks.add(t.uuid());
+    if (t == null) {
+      if ((type == TYPE_SLICE_END || type == TYPE_SLICE_BEGIN) && function == null && !hasCounter
+          && tryWriteShortSlice(writer, seq, session)) {
+        return;
+      }
+    } else if (!seq.tracks.contains(t.uuid())) {
+      writeTrackDescriptor(writer, seq, t);
     }
-    if ((type == TYPE_SLICE_END || type == TYPE_SLICE_BEGIN) && t == null && function == null && !hasCounter
-        && (argCount == 0 ? tryWriteShortSlice(writer, seq)
-            : argCount == 1 && type == TYPE_SLICE_BEGIN && argKinds[0] == ARG_LONG
-                && !session.filterDebugAnnotations() && tryWriteShortSliceWithInt(writer, seq))) {
-      return;
-    }
+    writeEvent(writer, seq, session, t);
+  }
+
+  /** The descriptor of a track this sequence has not described yet, in a packet before the event's. */
+  private void writeTrackDescriptor(TraceWriter writer, SequenceState seq, Track t) {
+    ProtoWriter p = writer.newTracePacket();
+    writeTimestamp(p, seq);
+    p.appendVarInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, SEQ_NEEDS_INCREMENTAL_STATE);
+    t.writeDescriptor(p, ProcessInfo.current().uuid());
+    seq.tracks.add(t.uuid());
+  }
+
+  /**
+   * An event the short paths did not take: the fixed-shape path when it can, else the general
+   * one. A method of its own, and too large for the JIT to inline into {@link #trace} (over
+   * HotSpot's 325-byte FreqInlineSize): in a young JVM the single C2 thread compiles trace first,
+   * and with this code inlined that one compile took 0.25 s on a slow 2-core VM and ran out of
+   * inlining budget before the short path of the reference burst's commonest event.
+   */
+  private void writeEvent(TraceWriter writer, SequenceState seq, Session session, Track t) {
     int eventSize = fixedShapeEventSize(seq, session, t);
     if (eventSize >= 0 && writeFixedShapeEvent(writer, seq, session, t, eventSize)) {
       return;
@@ -424,32 +439,62 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
   }
 
   /**
-   * A slice begin or end on the thread's own track with nothing attached (no argument, counter or
-   * function; the begin's category and name already interned, with one-byte iids), the commonest
-   * packets: assembled in registers ({@link ShortPacket}) and stored in two or three 8-byte stores,
-   * the same bytes the fixed-shape path writes. Returns false, writing nothing, for any other event,
-   * when the timestamp is not a delta below 2^56, or when the packet does not fit the chunk.
+   * A slice begin or end on the thread's own track with no counter or function and at most one
+   * argument, a non-negative int on a begin (the commonest packets, the reference workload's among
+   * them), when the category, name and argument name are interned with one-byte iids: assembled in
+   * registers ({@link ShortPacket}) and stored in two or three 8-byte stores, the same bytes the
+   * fixed-shape path writes. Returns false, writing nothing, for any other event, when the
+   * timestamp is not a delta small enough, or when the packet does not fit the chunk.
+   *
+   * <p>One method for both shapes on purpose: at over 325 bytes of bytecode (HotSpot's
+   * FreqInlineSize) the JIT compiles it once, on its own, rather than again inside each caller of
+   * {@link #trace} it compiles. In a young JVM the single C2 thread works through those compiles
+   * one after another while a burst runs in C1 code.
    */
-  private boolean tryWriteShortSlice(TraceWriter writer, SequenceState seq) {
+  private boolean tryWriteShortSlice(TraceWriter writer, SequenceState seq, Session session) {
     long delta = timestamp - seq.lastTimestamp;
-    if (delta < 0 || (delta >>> 56) != 0 || !seq.session.incrementalTimestamps()) {
+    int n = ProtoWire.varIntSize(delta);
+    if (!seq.session.incrementalTimestamps()) {
       return false;
     }
-    int n = ProtoWire.varIntSize(delta);
     ShortPacket packet = shortPacket.clear();
     int packetSize;
-    if (type == TYPE_SLICE_END) {
-      packetSize = SLICE_END_FIXED_BYTES + n;
-      encodeSliceEnd(packet, packetSize, delta);
-    } else {
-      int categoryId = seq.intern(SequenceState.KIND_CATEGORY, category.name());
-      int nameId = seq.intern(SequenceState.KIND_EVENT_NAME, name);
-      // New strings go out as interned_data with the packet: the fixed-shape path's work.
-      if (((categoryId | nameId) & ~0x7F) != 0 || categoryId == 0 || nameId == 0 || seq.hasPendingInterned()) {
+    if (argCount == 0) {
+      if (delta < 0 || (delta >>> 56) != 0) {
         return false;
       }
-      packetSize = SLICE_BEGIN_FIXED_BYTES + n;
-      encodeSliceBegin(packet, packetSize, delta, categoryId, nameId);
+      if (type == TYPE_SLICE_END) {
+        packetSize = SLICE_END_FIXED_BYTES + n;
+        encodeSliceEnd(packet, packetSize, delta);
+      } else {
+        int categoryId = seq.intern(SequenceState.KIND_CATEGORY, category.name());
+        int nameId = seq.intern(SequenceState.KIND_EVENT_NAME, name);
+        // New strings go out as interned_data with the packet: the fixed-shape path's work.
+        if (((categoryId | nameId) & ~0x7F) != 0 || categoryId == 0 || nameId == 0 || seq.hasPendingInterned()) {
+          return false;
+        }
+        packetSize = SLICE_BEGIN_FIXED_BYTES + n;
+        encodeSliceBegin(packet, packetSize, delta, categoryId, nameId);
+      }
+    } else {
+      if (argCount != 1 || type != TYPE_SLICE_BEGIN || argKinds[0] != ARG_LONG || session.filterDebugAnnotations()) {
+        return false;
+      }
+      long value = argBits[0];
+      // A negative delta or value takes 10 varint bytes, so the size test refuses those too.
+      int m = ProtoWire.varIntSize(value);
+      if (n + m > ShortPacket.MAX_BYTES - 1 - SLICE_BEGIN_INT_FIXED_BYTES) {
+        return false;
+      }
+      int categoryId = seq.intern(SequenceState.KIND_CATEGORY, category.name());
+      int nameId = seq.intern(SequenceState.KIND_EVENT_NAME, name);
+      int argId = seq.intern(SequenceState.KIND_ANNOTATION_NAME, argNames[0]);
+      if (((categoryId | nameId | argId) & ~0x7F) != 0 || categoryId == 0 || nameId == 0 || argId == 0
+          || seq.hasPendingInterned()) {
+        return false;
+      }
+      packetSize = SLICE_BEGIN_INT_FIXED_BYTES + n + m;
+      encodeSliceBeginWithInt(packet, packetSize, delta, categoryId, nameId, argId, value);
     }
     return storeShortPacket(writer, seq, packetSize);
   }
@@ -468,33 +513,6 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
     shortPacket.store(writer.chunkMemory(), at, packetSize + 1);
     writer.endSmallPacket();
     return true;
-  }
-
-  /**
-   * A slice begin on the thread's own track with one non-negative int annotation and nothing else
-   * (the reference workload's event, and the commonest annotated trace point): as {@link
-   * #tryWriteShortSlice}, when the category, name and annotation name are interned with one-byte
-   * iids and the timestamp delta and the value take 7 varint bytes or fewer between them.
-   */
-  private boolean tryWriteShortSliceWithInt(TraceWriter writer, SequenceState seq) {
-    long delta = timestamp - seq.lastTimestamp;
-    long value = argBits[0];
-    // A negative delta or value takes 10 varint bytes, so the size test refuses those too.
-    int n = ProtoWire.varIntSize(delta);
-    int m = ProtoWire.varIntSize(value);
-    if (n + m > ShortPacket.MAX_BYTES - 1 - SLICE_BEGIN_INT_FIXED_BYTES || !seq.session.incrementalTimestamps()) {
-      return false;
-    }
-    int categoryId = seq.intern(SequenceState.KIND_CATEGORY, category.name());
-    int nameId = seq.intern(SequenceState.KIND_EVENT_NAME, name);
-    int argId = seq.intern(SequenceState.KIND_ANNOTATION_NAME, argNames[0]);
-    if (((categoryId | nameId | argId) & ~0x7F) != 0 || categoryId == 0 || nameId == 0 || argId == 0
-        || seq.hasPendingInterned()) {
-      return false;
-    }
-    int packetSize = SLICE_BEGIN_INT_FIXED_BYTES + n + m;
-    encodeSliceBeginWithInt(shortPacket.clear(), packetSize, delta, categoryId, nameId, argId, value);
-    return storeShortPacket(writer, seq, packetSize);
   }
 
   /**
