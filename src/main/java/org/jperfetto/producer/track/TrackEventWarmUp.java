@@ -100,8 +100,10 @@ final class TrackEventWarmUp {
         more = iterations(e, ITERATIONS_PAUSED, giveWay);
         instance.resumeDrain();
       }
-      while (more && System.nanoTime() - end < 0) {
-        more = iterations(e, ITERATIONS_PER_CHECK, giveWay);
+      // At least one step after the pause, even when the round's time is up: the writer's way back
+      // from dropping happens on the first events after resumeDrain.
+      while (more) {
+        more = iterations(e, ITERATIONS_PER_CHECK, giveWay) && System.nanoTime() - end < 0;
       }
       e.te.flush();
     }
