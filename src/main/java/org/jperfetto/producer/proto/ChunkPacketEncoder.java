@@ -111,13 +111,22 @@ public final class ChunkPacketEncoder {
       append(encodeShort(value), ProtoWire.varIntSize(value)); // 2 to 8 bytes
     } else { // 9 or 10 bytes (e.g. a uuid, a negative int): the low 56 bits, then the rest
       append(spread(value) | CONTINUE_ALL, Long.BYTES);
-      long rest = value >>> 56;
-      if (rest < 0x80) {
-        append(rest, 1);
-      } else {
-        append((rest & 0x7F) | 0x80 | ((rest >>> 7) << 8), 2);
-      }
+      append(varIntHighBits(value), (value >>> 56) < 0x80 ? 1 : 2);
     }
+  }
+
+  /**
+   * The first eight bytes of value's varint as a little-endian long (all of it, as {@link
+   * #varIntBits}, when it takes eight bytes or fewer); {@link #varIntHighBits} has the rest.
+   */
+  public static long varIntLowBits(long value) {
+    return (value >>> 56) == 0 ? encodeShort(value) : spread(value) | CONTINUE_ALL;
+  }
+
+  /** The ninth and tenth bytes of value's varint as a little-endian long: 0 when it takes eight or fewer. */
+  public static long varIntHighBits(long value) {
+    long rest = value >>> 56;
+    return rest < 0x80 ? rest : (rest & 0x7F) | 0x80 | ((rest >>> 7) << 8);
   }
 
   /**

@@ -5,24 +5,26 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 
 /**
- * A packet of at most 24 bytes assembled in three longs (little-endian: byte 0 is the low byte of
+ * A packet of at most 32 bytes assembled in four longs (little-endian: byte 0 is the low byte of
  * the first), then stored into a chunk with one 8-byte store per long it reaches. For the commonest
  * trace point packets, whose every byte is known once the timestamp is: no sizing pass and no
  * encoder. The last store writes up to 7 bytes past the packet, so the caller claims that much slack
  * after it. One thread uses an instance; nothing allocates.
  */
 final class ShortPacket {
-  static final int MAX_BYTES = 3 * Long.BYTES;
+  static final int MAX_BYTES = 4 * Long.BYTES;
   private static final ValueLayout.OfLong LONG_LE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
   private long w0;
   private long w1;
   private long w2;
+  private long w3;
 
   ShortPacket clear() {
     w0 = 0;
     w1 = 0;
     w2 = 0;
+    w3 = 0;
     return this;
   }
 
@@ -43,8 +45,14 @@ final class ShortPacket {
       if (b != 0) {
         w2 |= value >>> (Long.SIZE - b);
       }
+    } else if (pos < 24) {
+      int b = bit - 2 * Long.SIZE;
+      w2 |= value << b;
+      if (b != 0) {
+        w3 |= value >>> (Long.SIZE - b);
+      }
     } else {
-      w2 |= value << (bit - 2 * Long.SIZE);
+      w3 |= value << (bit - 3 * Long.SIZE);
     }
     return this;
   }
@@ -56,6 +64,9 @@ final class ShortPacket {
       chunk.set(LONG_LE, at + Long.BYTES, w1);
       if (length > 2 * Long.BYTES) {
         chunk.set(LONG_LE, at + 2 * Long.BYTES, w2);
+        if (length > 3 * Long.BYTES) {
+          chunk.set(LONG_LE, at + 3 * Long.BYTES, w3);
+        }
       }
     }
   }

@@ -89,6 +89,30 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
    * values: the slice begin's and 5 of the annotation (tag, length, name_iid tag and value, int tag).
    */
   static final int SLICE_BEGIN_INT_FIXED_BYTES = SLICE_BEGIN_FIXED_BYTES + 5;
+  /**
+   * The largest slice packet (size byte included) the short path writes: three longs. The size
+   * test against it also turns away the ten-byte varints of negative deltas and values.
+   */
+  static final int SHORT_SLICE_MAX_BYTES = 3 * Long.BYTES;
+
+  /** A counter value's tag: field 30, so two varint bytes. */
+  private static final int COUNTER_VALUE_TAG_BYTES =
+      ProtoWire.varIntSize(ProtoWire.makeTag(EVENT_COUNTER_VALUE, ProtoWire.WIRE_TYPE_VARINT));
+  /**
+   * An integer counter's track_event up to its track uuid, little-endian, its length (byte 1) left
+   * zero: tag, length, type = COUNTER, track_uuid tag.
+   */
+  static final long COUNTER_EVENT_HEAD = TRACK_EVENT_TAG
+      | (long) varIntTag(EVENT_TYPE) << 16
+      | (long) TYPE_COUNTER << 24
+      | (long) varIntTag(EVENT_TRACK_UUID) << 32;
+  /**
+   * An integer counter packet's bytes besides its timestamp, track uuid and value: the timestamp
+   * tag, track_event's tag and length, its type, the track_uuid and counter_value tags, the flags.
+   */
+  private static final long COUNTER_VALUE_TAG_BITS =
+      ChunkPacketEncoder.varIntBits(ProtoWire.makeTag(EVENT_COUNTER_VALUE, ProtoWire.WIRE_TYPE_VARINT));
+  static final int COUNTER_FIXED_BYTES = 1 + 2 + 2 + 1 + COUNTER_VALUE_TAG_BYTES + 2;
 
   /** The one-byte tag of a varint field numbered below 16. */
   private static int varIntTag(int field) {
@@ -231,8 +255,13 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
           && tryWriteShortSlice(writer, seq, session)) {
         return;
       }
-    } else if (!seq.tracks.contains(t.uuid())) {
-      writeTrackDescriptor(writer, seq, t);
+    } else {
+      if (!seq.tracks.contains(t.uuid())) {
+        writeTrackDescriptor(writer, seq, t);
+      }
+      if (type == TYPE_COUNTER && tryWriteShortCounter(writer, seq, t)) {
+        return;
+      }
     }
     writeEvent(writer, seq, session, t);
   }
@@ -483,7 +512,7 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
       long value = argBits[0];
       // A negative delta or value takes 10 varint bytes, so the size test refuses those too.
       int m = ProtoWire.varIntSize(value);
-      if (n + m > ShortPacket.MAX_BYTES - 1 - SLICE_BEGIN_INT_FIXED_BYTES) {
+      if (n + m > SHORT_SLICE_MAX_BYTES - 1 - SLICE_BEGIN_INT_FIXED_BYTES) {
         return false;
       }
       int categoryId = seq.intern(SequenceState.KIND_CATEGORY, category.name());
@@ -497,6 +526,53 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
       encodeSliceBeginWithInt(packet, packetSize, delta, categoryId, nameId, argId, value);
     }
     return storeShortPacket(writer, seq, packetSize);
+  }
+
+  /**
+   * An integer counter whose value and timestamp delta are non-negative and below 2^56, on a track
+   * this sequence has described: assembled in registers like the short slices, up to four 8-byte
+   * stores, the same bytes the fixed-shape path writes. Returns false, writing nothing, for any
+   * other counter or when the packet does not fit the chunk.
+   */
+  private boolean tryWriteShortCounter(TraceWriter writer, SequenceState seq, Track t) {
+    long delta = timestamp - seq.lastTimestamp;
+    long value = counterBits;
+    if (doubleCounter || function != null || argCount != 0 || ((delta | value) >>> 56) != 0
+        || !seq.session.incrementalTimestamps() || seq.hasPendingInterned()) {
+      return false;
+    }
+    int packetSize = COUNTER_FIXED_BYTES + ProtoWire.varIntSize(delta) + t.uuidVarIntSize()
+        + ProtoWire.varIntSize(value);
+    if (packetSize + 1 > ShortPacket.MAX_BYTES) {
+      return false;
+    }
+    encodeCounter(shortPacket.clear(), packetSize, delta, t.uuidVarIntSize(), t.uuidVarIntLowBits(),
+        t.uuidVarIntHighBits(), value);
+    return storeShortPacket(writer, seq, packetSize);
+  }
+
+  /**
+   * An integer counter packet, size byte first: [size][timestamp][track_event {type, track_uuid,
+   * counter_value}][sequence_flags], delta and value below 2^56, packetSize + 1 at most {@link
+   * ShortPacket#MAX_BYTES}; the track uuid's varint is u bytes, uuidLow and uuidHigh ({@link
+   * ChunkPacketEncoder#varIntLowBits}, {@link ChunkPacketEncoder#varIntHighBits}).
+   */
+  static void encodeCounter(ShortPacket packet, int packetSize, long delta, int u, long uuidLow, long uuidHigh,
+      long value) {
+    int m = ProtoWire.varIntSize(value);
+    int n = packetSize - COUNTER_FIXED_BYTES - u - m;
+    int eventBody = 2 + 1 + u + COUNTER_VALUE_TAG_BYTES + m; // type, track_uuid, counter_value
+    int uuidAt = 7 + n;
+    int valueTagAt = uuidAt + u;
+    int valueAt = valueTagAt + COUNTER_VALUE_TAG_BYTES;
+    packet.put(packetSize | TIMESTAMP_TAG << 8, 2, 0)
+        .put(ChunkPacketEncoder.varIntBits(delta), n, 2)
+        .put(COUNTER_EVENT_HEAD | (long) eventBody << 8, 5, 2 + n)
+        .put(uuidLow, Math.min(u, Long.BYTES), uuidAt)
+        .put(uuidHigh, Math.max(0, u - Long.BYTES), uuidAt + Long.BYTES)
+        .put(COUNTER_VALUE_TAG_BITS, COUNTER_VALUE_TAG_BYTES, valueTagAt)
+        .put(ChunkPacketEncoder.varIntBits(value), m, valueAt)
+        .put(SEQUENCE_FLAGS_NEEDS_STATE, 2, valueAt + m);
   }
 
   /**
@@ -518,7 +594,7 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
   /**
    * A slice begin packet with one int annotation, size byte first: [size][timestamp][track_event
    * {type, category_iids, name_iid, debug_annotations {name_iid, int_value}}][sequence_flags], the
-   * three iids below 128, packetSize + 1 at most {@link ShortPacket#MAX_BYTES}.
+   * three iids below 128, packetSize + 1 at most {@link #SHORT_SLICE_MAX_BYTES}.
    */
   static void encodeSliceBeginWithInt(ShortPacket packet, int packetSize, long delta, int categoryIid, int nameIid,
       int argIid, long value) {

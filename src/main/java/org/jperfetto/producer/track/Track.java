@@ -1,6 +1,8 @@
 package org.jperfetto.producer.track;
 
 import java.util.Objects;
+import org.jperfetto.producer.proto.ChunkPacketEncoder;
+import org.jperfetto.producer.proto.ProtoWire;
 import org.jperfetto.producer.proto.ProtoWriter;
 import org.jperfetto.protos.CounterDescriptor;
 import org.jperfetto.protos.TrackDescriptor;
@@ -34,12 +36,19 @@ public final class Track {
   private final String name;
   private final boolean counter;
   private final Unit unit;
+  // The uuid as a varint, for the counter packets assembled in registers (ThreadState).
+  private final int uuidVarIntSize;
+  private final long uuidVarIntLowBits;
+  private final long uuidVarIntHighBits;
 
   private Track(String name, long id, boolean counter, Unit unit) {
     this.name = Objects.requireNonNull(name, "name");
     this.counter = counter;
     this.unit = Objects.requireNonNull(unit, "unit");
     this.uuid = ProcessInfo.current().childUuid(name, id, counter);
+    this.uuidVarIntSize = ProtoWire.varIntSize(uuid);
+    this.uuidVarIntLowBits = ChunkPacketEncoder.varIntLowBits(uuid);
+    this.uuidVarIntHighBits = ChunkPacketEncoder.varIntHighBits(uuid);
   }
 
   /** A named track for slices and instants. */
@@ -65,6 +74,21 @@ public final class Track {
   /** The track's uuid in the trace (TrackDescriptor.uuid). */
   public long uuid() {
     return uuid;
+  }
+
+  /** Bytes of the uuid's varint (1 to 10). */
+  int uuidVarIntSize() {
+    return uuidVarIntSize;
+  }
+
+  /** The uuid varint's first eight bytes, little-endian ({@link ChunkPacketEncoder#varIntLowBits}). */
+  long uuidVarIntLowBits() {
+    return uuidVarIntLowBits;
+  }
+
+  /** The uuid varint's ninth and tenth bytes, little-endian; 0 when it has eight or fewer. */
+  long uuidVarIntHighBits() {
+    return uuidVarIntHighBits;
   }
 
   /** The name shown for the track. */

@@ -9,6 +9,7 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 import org.jperfetto.producer.proto.ChunkPacketEncoder;
 import org.jperfetto.producer.proto.ProtoWire;
 import org.jperfetto.protos.DebugAnnotation;
@@ -17,15 +18,16 @@ import org.jperfetto.protos.TrackEvent;
 import org.junit.jupiter.api.Test;
 
 /**
- * The slice begin and end packets assembled in registers (ShortPacket) are byte for byte what the
- * fixed-shape encoder writes, and parse as the events they stand for, for every timestamp size and
- * at every alignment; nothing past their two or three stored longs is touched.
+ * The slice begin and end and the integer counter packets assembled in registers (ShortPacket) are
+ * byte for byte what the fixed-shape encoder writes, and parse as the events they stand for, for
+ * every timestamp size and at every alignment; nothing past their stored longs is touched.
  */
 class ShortSlicePacketTest {
   private static final byte UNTOUCHED = 0x55;
   private static final long[] DELTAS = {0, 1, 127, 128, 16_383, 16_384, (1L << 21) - 1, 1L << 21, (1L << 28) - 1,
       1L << 28, (1L << 35) - 1, 1L << 35, (1L << 42) - 1, 1L << 42, (1L << 49) - 1, 1L << 49, (1L << 56) - 1};
   private static final int FLAGS = TracePacket.SequenceFlags.SEQ_NEEDS_INCREMENTAL_STATE_VALUE;
+  private static final ValueLayout.OfLong LONG_LE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
   /** Stores the packet at offset into a fresh chunk; returns the chunk. */
   private static MemorySegment stored(Arena arena, ShortPacket packet, int offset, int length) {
@@ -36,6 +38,20 @@ class ShortSlicePacketTest {
       assertEquals(UNTOUCHED, chunk.get(ValueLayout.JAVA_BYTE, i), "byte " + i + " past the stores");
     }
     return chunk;
+  }
+
+  /**
+   * Stores packet at offset, checks that its bytes are the fixed-shape encoder's (in fixed) and
+   * that it parses with the timestamp delta and the flags; returns the parsed packet.
+   */
+  private static TracePacket storedAsFixed(Arena arena, ShortPacket packet, int offset, MemorySegment fixed,
+      int packetSize, long delta, String what) throws InvalidProtocolBufferException {
+    MemorySegment chunk = stored(arena, packet, offset, packetSize + 1);
+    assertArrayEquals(bytes(fixed, 0, packetSize + 1), bytes(chunk, offset, packetSize + 1), what);
+    TracePacket parsed = TracePacket.parseFrom(bytes(chunk, offset + 1, packetSize));
+    assertEquals(delta, parsed.getTimestamp(), what);
+    assertEquals(FLAGS, parsed.getSequenceFlags(), what);
+    return parsed;
   }
 
   private static byte[] bytes(MemorySegment s, long offset, int length) {
@@ -109,7 +125,7 @@ class ShortSlicePacketTest {
         for (long value : values) {
           int n = ProtoWire.varIntSize(delta);
           int m = ProtoWire.varIntSize(value);
-          if (ThreadState.SLICE_BEGIN_INT_FIXED_BYTES + n + m + 1 > ShortPacket.MAX_BYTES) {
+          if (ThreadState.SLICE_BEGIN_INT_FIXED_BYTES + n + m + 1 > ThreadState.SHORT_SLICE_MAX_BYTES) {
             continue; // the fixed-shape path's packet
           }
           for (int[] iids : new int[][] {{1, 1, 1}, {1, 127, 5}, {127, 1, 127}, {64, 99, 3}}) {
@@ -129,13 +145,8 @@ class ShortSlicePacketTest {
             for (int offset = 0; offset < 8; offset++) {
               ShortPacket p = new ShortPacket();
               ThreadState.encodeSliceBeginWithInt(p, packetSize, delta, iids[0], iids[1], iids[2], value);
-              MemorySegment chunk = stored(arena, p, offset, packetSize + 1);
               String what = "delta " + delta + " value " + value + " iids " + java.util.Arrays.toString(iids);
-              assertArrayEquals(bytes(fixed, 0, packetSize + 1), bytes(chunk, offset, packetSize + 1), what);
-              TracePacket parsed = TracePacket.parseFrom(bytes(chunk, offset + 1, packetSize));
-              assertEquals(delta, parsed.getTimestamp(), what);
-              assertEquals(FLAGS, parsed.getSequenceFlags(), what);
-              TrackEvent event = parsed.getTrackEvent();
+              TrackEvent event = storedAsFixed(arena, p, offset, fixed, packetSize, delta, what).getTrackEvent();
               assertEquals(TrackEvent.Type.TYPE_SLICE_BEGIN, event.getType(), what);
               assertEquals(iids[0], event.getCategoryIids(0), what);
               assertEquals(iids[1], event.getNameIid(), what);
@@ -148,6 +159,70 @@ class ShortSlicePacketTest {
       }
     }
     assertTrue(checked > 500, "combinations checked: " + checked);
+  }
+
+  @Test
+  void integerCountersAreTheFixedShapeBytesAndParseAsTheEvent() throws InvalidProtocolBufferException {
+    long[] values = {0, 1, 127, 128, 16_383, 16_384, (1L << 21) - 1, 1L << 21, (1L << 35) - 1, 1L << 35,
+        (1L << 56) - 1};
+    // uuids of every varint size from 1 to 10 bytes, the last ones as hashed track uuids are
+    long[] uuids = {1, 300, 1L << 20, 1L << 27, 1L << 34, 1L << 41, 1L << 48, 1L << 55, 1L << 62, -1L,
+        0x9E37_79B9_7F4A_7C15L};
+    int checked = 0;
+    try (Arena arena = Arena.ofConfined()) {
+      for (long delta : DELTAS) {
+        for (long value : values) {
+          for (long uuid : uuids) {
+            int n = ProtoWire.varIntSize(delta);
+            int m = ProtoWire.varIntSize(value);
+            int u = ProtoWire.varIntSize(uuid);
+            int packetSize = ThreadState.COUNTER_FIXED_BYTES + n + u + m;
+            if (packetSize + 1 > ShortPacket.MAX_BYTES) {
+              continue; // the fixed-shape path's packet
+            }
+            int event = 2 + 1 + u + 2 + m;
+            MemorySegment fixed = arena.allocate(64);
+            assertEquals(packetSize + 1, new ChunkPacketEncoder().begin(fixed, 0).rawByte(packetSize)
+                .varInt(TracePacket.TIMESTAMP_FIELD_NUMBER, delta)
+                .nested(TracePacket.TRACK_EVENT_FIELD_NUMBER, event)
+                .varInt(TrackEvent.TYPE_FIELD_NUMBER, TrackEvent.Type.TYPE_COUNTER_VALUE)
+                .varInt(TrackEvent.TRACK_UUID_FIELD_NUMBER, uuid)
+                .varInt(TrackEvent.COUNTER_VALUE_FIELD_NUMBER, value)
+                .varInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, FLAGS).finish());
+            for (int offset = 0; offset < 8; offset++) {
+              ShortPacket p = new ShortPacket();
+              ThreadState.encodeCounter(p, packetSize, delta, u, ChunkPacketEncoder.varIntLowBits(uuid),
+                  ChunkPacketEncoder.varIntHighBits(uuid), value);
+              String what = "delta " + delta + " value " + value + " uuid " + Long.toUnsignedString(uuid);
+              TrackEvent e = storedAsFixed(arena, p, offset, fixed, packetSize, delta, what).getTrackEvent();
+              assertEquals(TrackEvent.Type.TYPE_COUNTER, e.getType(), what);
+              assertEquals(uuid, e.getTrackUuid(), what);
+              assertEquals(value, e.getCounterValue(), what);
+              assertEquals(0, e.getCategoryIidsCount(), what);
+              checked++;
+            }
+          }
+        }
+      }
+    }
+    // every uuid size, and packets that need the fourth long
+    assertTrue(checked > 1000, "combinations checked: " + checked);
+  }
+
+  @Test
+  void varIntHalvesAreTheEncodersBytes() {
+    try (Arena arena = Arena.ofConfined()) {
+      for (long v : new long[] {0, 1, 127, 128, (1L << 56) - 1, 1L << 56, 1L << 62, Long.MAX_VALUE, -1L,
+          Long.MIN_VALUE}) {
+        MemorySegment s = arena.allocate(32).fill((byte) 0);
+        int size = ProtoWire.varIntSize(v);
+        assertEquals(size, new ChunkPacketEncoder().begin(s, 0).varInt(1, v).finish() - 1);
+        long low = s.get(LONG_LE, 1) & (size >= 8 ? -1L : (1L << (8 * size)) - 1);
+        assertEquals(low, ChunkPacketEncoder.varIntLowBits(v), "low " + v);
+        long high = size > 8 ? s.get(LONG_LE, 9) & (size == 9 ? 0xFF : 0xFFFF) : 0;
+        assertEquals(high, ChunkPacketEncoder.varIntHighBits(v), "high " + v);
+      }
+    }
   }
 
   @Test

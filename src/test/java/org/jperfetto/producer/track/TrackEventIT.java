@@ -234,6 +234,44 @@ class TrackEventIT {
   }
 
   /**
+   * Integer counters of every varint size, in the packets assembled in registers and in the
+   * fixed-shape path's (negative values, and values from 2^56 up), read back in order with their
+   * values, tracks and timestamps, each track described before its first value.
+   */
+  @Test
+  void countersOfEverySizeReadBackWithTheirValuesAndTracks() throws Exception {
+    long[] values = {0, 1, 127, 128, 16_384, (1L << 35) + 5, (1L << 56) - 1, 1L << 56, Long.MAX_VALUE, -1,
+        Long.MIN_VALUE, 42};
+    Track first = Track.counter("sizes_a");
+    Track second = Track.counter("sizes_b");
+    try (TrackEventFixture f = new TrackEventFixture(dir, org.jperfetto.producer.BufferExhaustedPolicy.STALL, APP)) {
+      f.start(1, TrackEventConfig.getDefaultInstance());
+      TrackEvent te = f.trackEvent;
+      for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < values.length; i++) {
+          te.begin(APP, "between");
+          te.counter(APP, i % 2 == 0 ? first : second, values[i]);
+          te.end(APP);
+        }
+      }
+      DecodedEvents d = f.finish();
+      assertEquals(List.of(), d.errors);
+      List<DecodedEvents.Event> counters = d.ofType(Type.TYPE_COUNTER);
+      assertEquals(3 * values.length, counters.size());
+      List<DecodedEvents.Event> slices = d.ofType(Type.TYPE_SLICE_BEGIN);
+      for (int k = 0; k < counters.size(); k++) {
+        DecodedEvents.Event c = counters.get(k);
+        int i = k % values.length;
+        assertEquals(values[i], c.counter(), "counter " + k);
+        assertEquals((i % 2 == 0 ? first : second).uuid(), c.trackUuid(), "counter " + k);
+        assertTrue(c.timestamp() >= slices.get(k).timestamp(), "counter " + k + " after its slice's begin");
+      }
+      assertTrue(d.tracks.containsKey(first.uuid()) && d.tracks.containsKey(second.uuid()), "both tracks described");
+      assertEquals(first.name(), d.tracks.get(first.uuid()).getStaticName());
+    }
+  }
+
+  /**
    * The brief's size budget: slices with one int debug annotation and a counter every 10th take at
    * most 53 bytes each in the trace file (upstream v58 measured about that), counting the fields
    * the service adds to every packet as upstream's traced does (from the v58 capture).
