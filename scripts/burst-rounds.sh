@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Issue 13's side-by-side comparison in interleaved rounds: each round runs the reference burst four
+# times, each into a freshly started service (scripts/burst-bench.sh -r 1): traced <- C++ SDK,
+# traced <- Java, jtraced <- C++ SDK, jtraced <- Java. One line per round, then how often each of
+# the issue's per-run targets held. Interleaving matters on a shared machine: its speed drifts by
+# more than the differences being measured, so only runs next to each other compare.
+#
+#   scripts/burst-rounds.sh [-r ROUNDS] [-n N] [-k SMB_KB]
+#   scripts/burst-rounds.sh --summarize FILE    # the summary of round lines saved from a run
+#
+#   -r   rounds (default 5); -n slices per burst (default 1000000); -k the SMB size hint in KiB
+#        (default 0: the service's default, 256 KiB)
+#   Needs what burst-bench.sh needs for both services and producers: UPSTREAM_OUT (traced, perfetto)
+#   and REF_APP (the C++ side of the workload); JPERFETTO_BIN / JTRACED_BIN pick other builds.
+#
+# A round line: "round R" then, per cell, its name (traced-cpp, traced-java, jtraced-cpp,
+# jtraced-java) and four numbers: the producer's M slices/s, % kept, the service's ingest CPU s and
+# read-out CPU s.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+
+summarize() {
+  awk '
+    $1 == "round" {
+      n++
+      for (i = 3; i + 4 <= NF; i += 5) {
+        c = $i; rate[c, n] = $(i + 1); kept[c, n] = $(i + 2); ingest[c, n] = $(i + 3); readout[c, n] = $(i + 4)
+      }
+    }
+    function range(a, c,   k, lo, hi) {
+      lo = hi = a[c, 1]
+      for (k = 2; k <= n; k++) { if (a[c, k] < lo) lo = a[c, k]; if (a[c, k] > hi) hi = a[c, k] }
+      return lo "-" hi
+    }
+    function ratios(s,   k, out, r, ok) {
+      out = ""; ok = 0
+      for (k = 1; k <= n; k++) {
+        r = rate[s "-cpp", k] > 0 ? rate[s "-java", k] / rate[s "-cpp", k] : 0
+        out = out sprintf(" %.2f", r); if (r >= 0.8) ok++
+      }
+      return sprintf("%s (>= 0.8 in %d of %d)", out, ok, n)
+    }
+    function atMost(a, x, y,   k, ok) {
+      ok = 0
+      for (k = 1; k <= n; k++) if (a[x, k] <= a[y, k]) ok++
+      return ok
+    }
+    function atLeast(a, x, y,   k, ok) {
+      ok = 0
+      for (k = 1; k <= n; k++) if (a[x, k] >= a[y, k]) ok++
+      return ok
+    }
+    END {
+      if (n == 0) { print "no round lines"; exit 1 }
+      printf "rounds: %d\n", n
+      printf "C++ burst kept, jtraced >= traced: %d of %d (jtraced %s %%, traced %s %%)\n",
+        atLeast(kept, "jtraced-cpp", "traced-cpp"), n, range(kept, "jtraced-cpp"), range(kept, "traced-cpp")
+      printf "Java / C++ slices/s into traced:%s\n", ratios("traced")
+      printf "Java / C++ slices/s into jtraced:%s\n", ratios("jtraced")
+      printf "Java kept >= C++ kept: into traced %d of %d, into jtraced %d of %d\n",
+        atLeast(kept, "traced-java", "traced-cpp"), n, atLeast(kept, "jtraced-java", "jtraced-cpp"), n
+      printf "ingest CPU s of a C++ burst, jtraced <= traced: %d of %d (jtraced %s, traced %s)\n",
+        atMost(ingest, "jtraced-cpp", "traced-cpp"), n, range(ingest, "jtraced-cpp"), range(ingest, "traced-cpp")
+      printf "read-out CPU s of a C++ burst, jtraced <= traced: %d of %d (jtraced %s, traced %s)\n",
+        atMost(readout, "jtraced-cpp", "traced-cpp"), n, range(readout, "jtraced-cpp"), range(readout, "traced-cpp")
+    }' "$@"
+}
+
+if [ "${1:-}" = --summarize ]; then
+  shift
+  summarize "$@"
+  exit
+fi
+
+rounds=5 n=1000000 smb_kb=0
+while getopts "r:n:k:" o; do
+  case $o in
+    r) rounds=$OPTARG ;; n) n=$OPTARG ;; k) smb_kb=$OPTARG ;;
+    *) awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"; exit 1 ;;
+  esac
+done
+
+# One burst into a fresh service: "rate kept ingest readout", or zeros when the run printed no result.
+cell() {
+  "$here/burst-bench.sh" -s "$1" -p "$2" -n "$n" -k "$smb_kb" -r 1 2>&1 | sed -n \
+    's/^run 1: producer \([0-9.]*\) M slices\/s, kept \([0-9.]*\) %.*ingest \([0-9.]*\) s, read-out \([0-9.]*\) s.*/\1 \2 \3 \4/p' \
+    | grep . || echo "0 0 0 0"
+}
+
+lines=$(mktemp)
+trap 'rm -f "$lines"' EXIT
+echo "# $rounds rounds of: traced <- cpp, traced <- java, jtraced <- cpp, jtraced <- java; n=$n smb_kb=$smb_kb"
+echo "# per cell: M slices/s, % kept, ingest CPU s, read-out CPU s"
+for r in $(seq "$rounds"); do
+  line="round $r"
+  for s in traced jtraced; do
+    for p in cpp java; do
+      line="$line $s-$p $(cell "$s" "$p")"
+    done
+  done
+  echo "$line" | tee -a "$lines"
+done
+summarize "$lines"

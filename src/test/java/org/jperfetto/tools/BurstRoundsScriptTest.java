@@ -1,0 +1,78 @@
+package org.jperfetto.tools;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * scripts/burst-rounds.sh's summary (the issue 13 targets, counted over interleaved rounds) from
+ * round lines as a run prints them; the runs themselves need upstream binaries, which the repository
+ * does not have.
+ */
+class BurstRoundsScriptTest {
+  @TempDir
+  Path dir;
+
+  private List<String> summarize(String... lines) throws IOException, InterruptedException {
+    Path file = dir.resolve("rounds.txt");
+    Files.write(file, List.of(lines));
+    Process p = new ProcessBuilder("bash", "scripts/burst-rounds.sh", "--summarize", file.toString())
+        .redirectErrorStream(true).start();
+    p.getOutputStream().close();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(30, TimeUnit.SECONDS), "burst-rounds.sh did not exit");
+    assertEquals(0, p.exitValue(), out);
+    return out.lines().toList();
+  }
+
+  @Test
+  void countsHowOftenEachTargetHeldOverTheRounds() throws Exception {
+    List<String> summary = summarize(
+        "# 3 rounds of: traced <- cpp, traced <- java, jtraced <- cpp, jtraced <- java; n=1000000 smb_kb=0",
+        "round 1 traced-cpp 1.51 95.0 0.18 1.79 traced-java 1.50 98.3 0.08 1.72"
+            + " jtraced-cpp 1.32 99.2 0.17 0.65 jtraced-java 1.46 98.6 0.08 0.51",
+        "round 2 traced-cpp 2.36 99.9 0.15 1.40 traced-java 1.43 98.0 0.09 1.31"
+            + " jtraced-cpp 1.63 98.9 0.16 0.72 jtraced-java 1.62 98.9 0.08 0.64",
+        "round 3 traced-cpp 1.34 100.0 0.20 1.89 traced-java 1.37 98.8 0.08 1.55"
+            + " jtraced-cpp 1.19 99.6 0.21 0.64 jtraced-java 1.59 99.6 0.06 0.57");
+    assertEquals(List.of(
+        "rounds: 3",
+        "C++ burst kept, jtraced >= traced: 1 of 3 (jtraced 98.9-99.6 %, traced 95.0-100.0 %)",
+        "Java / C++ slices/s into traced: 0.99 0.61 1.02 (>= 0.8 in 2 of 3)",
+        "Java / C++ slices/s into jtraced: 1.11 0.99 1.34 (>= 0.8 in 3 of 3)",
+        "Java kept >= C++ kept: into traced 1 of 3, into jtraced 2 of 3",
+        "ingest CPU s of a C++ burst, jtraced <= traced: 1 of 3 (jtraced 0.16-0.21, traced 0.15-0.20)",
+        "read-out CPU s of a C++ burst, jtraced <= traced: 3 of 3 (jtraced 0.64-0.72, traced 1.40-1.89)"),
+        summary);
+  }
+
+  @Test
+  void aRunWithoutAResultCountsAsAMiss() throws Exception {
+    // burst-bench.sh printed no result line for the C++ SDK: its cell is all zeros
+    List<String> summary = summarize("round 1 traced-cpp 0 0 0 0 traced-java 1.50 98.3 0.08 1.72"
+        + " jtraced-cpp 1.32 99.2 0.17 0.65 jtraced-java 1.46 98.6 0.08 0.51");
+    assertTrue(summary.contains("Java / C++ slices/s into traced: 0.00 (>= 0.8 in 0 of 1)"), summary.toString());
+    assertTrue(summary.contains("Java / C++ slices/s into jtraced: 1.11 (>= 0.8 in 1 of 1)"), summary.toString());
+  }
+
+  @Test
+  void noRoundLinesIsAnError() throws Exception {
+    Path file = dir.resolve("empty.txt");
+    Files.writeString(file, "# nothing ran\n");
+    Process p = new ProcessBuilder("bash", "scripts/burst-rounds.sh", "--summarize", file.toString())
+        .redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+    assertNotEquals(0, p.exitValue());
+    assertTrue(out.contains("no round lines"), out);
+  }
+}
