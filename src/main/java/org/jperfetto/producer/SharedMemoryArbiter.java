@@ -36,10 +36,11 @@ final class SharedMemoryArbiter {
     void commitPending();
 
     /**
-     * Pending work exists that may wait a little ({@link #LATE_DRAIN_MS}): arrange for
-     * {@link #drainTo} then, on another thread. By default, as {@link #commitPending()}.
+     * Pending work exists that may wait a little ({@link #LATE_DRAIN_MS}): arrange for {@link
+     * #drainLateTo} of this batch (its number) then, on another thread. By default, as {@link
+     * #commitPending()}.
      */
-    default void commitSoon() {
+    default void commitSoon(long batch) {
       commitPending();
     }
 
@@ -62,6 +63,8 @@ final class SharedMemoryArbiter {
   private boolean drainRequested; // guarded by lock
   /** A late drain is on its way (commitSoon), for chunks held back below commitBatchChunks. */
   private boolean lateDrainScheduled; // guarded by lock
+  /** Batches taken so far, which numbers the pending one: a late drain takes only its own batch. */
+  private long batchesTaken; // guarded by lock
   /**
    * Completed chunks a batch collects before the writer that completes one sends it: a quarter of
    * the SMB's pages, at most {@link #MAX_COMMIT_BATCH_CHUNKS} (16 for the default 256 KiB SMB of
@@ -240,6 +243,7 @@ final class SharedMemoryArbiter {
    */
   void returnCompletedChunk(long chunk, int writerId, int targetBuffer, PatchList patches) {
     Drain when;
+    long batch;
     synchronized (lock) {
       int page = abi.releaseChunkAsComplete(chunk);
       if (page == SharedMemoryAbi.INVALID_PAGE) {
@@ -248,18 +252,21 @@ final class SharedMemoryArbiter {
       pending.addMove(page, ChunkHandle.chunkIndex(chunk), targetBuffer, ChunkHandle.chunkSize(chunk));
       takePatchesLocked(writerId, targetBuffer, patches);
       when = drainWhenLocked();
+      batch = batchesTaken;
     }
-    askSink(when);
+    askSink(when, batch);
   }
 
   /** Queues the filled-in patches at the front of patches (without returning a chunk). */
   void sendPatches(int writerId, int targetBuffer, PatchList patches) {
     Drain when;
+    long batch;
     synchronized (lock) {
       takePatchesLocked(writerId, targetBuffer, patches);
       when = drainWhenLocked();
+      batch = batchesTaken;
     }
-    askSink(when);
+    askSink(when, batch);
   }
 
   /** What a writer that queued something asks of the sink. */
@@ -284,11 +291,11 @@ final class SharedMemoryArbiter {
     return Drain.LATE;
   }
 
-  private void askSink(Drain when) {
+  private void askSink(Drain when, long batch) {
     if (when == Drain.NOW) {
       sink.commitPending();
     } else if (when == Drain.LATE) {
-      sink.commitSoon();
+      sink.commitSoon(batch);
     }
   }
 
@@ -331,11 +338,30 @@ final class SharedMemoryArbiter {
   CommitBatch drainTo(CommitBatch into) {
     into.clear();
     synchronized (lock) {
-      CommitBatch taken = pending;
-      pending = into;
-      drainRequested = false;
-      lateDrainScheduled = false;
-      return taken;
+      return takeLocked(into);
     }
+  }
+
+  /**
+   * As {@link #drainTo}, for the late drain of batch number batch ({@link CommitSink#commitSoon}):
+   * takes the pending batch only if it is still that one, else returns {@code into}, empty. In a
+   * burst a writer sends each full batch itself; the late drain asked for by its first chunk then
+   * finds the next batch half full, and sending that would halve the batches, from two threads.
+   * The batch pending then has a late drain of its own.
+   */
+  CommitBatch drainLateTo(CommitBatch into, long batch) {
+    into.clear();
+    synchronized (lock) {
+      return batch == batchesTaken ? takeLocked(into) : into;
+    }
+  }
+
+  private CommitBatch takeLocked(CommitBatch into) {
+    CommitBatch taken = pending;
+    pending = into;
+    drainRequested = false;
+    lateDrainScheduled = false;
+    batchesTaken++;
+    return taken;
   }
 }

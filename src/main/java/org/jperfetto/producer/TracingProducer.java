@@ -814,6 +814,8 @@ public final class TracingProducer implements AutoCloseable {
     private CommitBatch spare = new CommitBatch(); // guarded by drainLock
     private final CommitDataEncoder commitEncoder = new CommitDataEncoder(); // guarded by drainLock
     final Runnable drainTask = this::drain;
+    /** For {@link #drain(long)}: whichever batch is pending. */
+    private static final long ANY_BATCH = -1;
 
     void registerDataSource(DataSourceDescriptor descriptor) {
       port.invoke("RegisterDataSource",
@@ -855,26 +857,34 @@ public final class TracingProducer implements AutoCloseable {
       }
     }
 
-    /** A batch below its size waits on the producer thread for a few ms, then goes anyway. */
+    /**
+     * A batch below its size waits on the producer thread for a few ms, then goes anyway, unless a
+     * writer sent it meanwhile.
+     */
     @Override
-    public void commitSoon() {
+    public void commitSoon(long batch) {
       if (lost || closed) {
         return;
       }
       try {
-        executor.schedule(drainTask, SharedMemoryArbiter.LATE_DRAIN_MS, TimeUnit.MILLISECONDS);
+        executor.schedule(() -> drain(batch), SharedMemoryArbiter.LATE_DRAIN_MS, TimeUnit.MILLISECONDS);
       } catch (java.util.concurrent.RejectedExecutionException e) {
         // closing
       }
     }
 
     private void drain() {
+      drain(ANY_BATCH);
+    }
+
+    /** Sends the pending batch; with a batch number, only if that batch is still the pending one. */
+    private void drain(long onlyBatch) {
       synchronized (drainLock) {
         SharedMemoryArbiter a = arbiter;
         if (a == null || lost) {
           return;
         }
-        CommitBatch batch = a.drainTo(spare);
+        CommitBatch batch = onlyBatch == ANY_BATCH ? a.drainTo(spare) : a.drainLateTo(spare, onlyBatch);
         StartupTracing st = startup;
         if (st != null) {
           st.resolve(batch);

@@ -130,6 +130,7 @@ class SharedMemoryArbiterTest {
   private static final class CountingSink implements SharedMemoryArbiter.CommitSink {
     int now;
     int soon;
+    long lastBatch = -1;
 
     @Override
     public void commitPending() {
@@ -137,8 +138,9 @@ class SharedMemoryArbiterTest {
     }
 
     @Override
-    public void commitSoon() {
+    public void commitSoon(long batch) {
       soon++;
+      lastBatch = batch;
     }
   }
 
@@ -176,6 +178,39 @@ class SharedMemoryArbiterTest {
       assertEquals(2, sink.soon, "after a drain, the next held-back chunk gets a late drain of its own");
       arbiter.requestDrain();
       assertEquals(2, sink.now, "a writer's flush sends what is held back at once");
+    }
+  }
+
+  /**
+   * In a burst the writer sends each full batch itself, before the late drain its first chunk asked
+   * for comes due; that late drain must not take the next batch half full.
+   */
+  @Test
+  void aLateDrainTakesOnlyTheBatchItWasAskedFor() {
+    try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+      CountingSink sink = new CountingSink();
+      SharedMemoryArbiter arbiter = arbiterOver(16, sink, arena);
+      PatchList patches = new PatchList();
+      int chunkId = 0;
+      arbiter.returnCompletedChunk(arbiter.getNewChunk(1, chunkId++, (short) 0, BufferExhaustedPolicy.DROP), 1, 1,
+          patches);
+      long first = sink.lastBatch;
+      for (int i = 0; i < 3; i++) {
+        arbiter.returnCompletedChunk(arbiter.getNewChunk(1, chunkId++, (short) 0, BufferExhaustedPolicy.DROP), 1, 1,
+            patches);
+      }
+      assertEquals(1, sink.now, "the full batch goes now");
+      assertEquals(4, arbiter.drainTo(new CommitBatch()).moves, "the writer sends it");
+      for (int i = 0; i < 2; i++) {
+        arbiter.returnCompletedChunk(arbiter.getNewChunk(1, chunkId++, (short) 0, BufferExhaustedPolicy.DROP), 1, 1,
+            patches);
+      }
+      assertEquals(2, sink.soon, "the next batch asked for a late drain of its own");
+      long second = sink.lastBatch;
+      assertTrue(second != first);
+      assertEquals(0, arbiter.drainLateTo(new CommitBatch(), first).moves, "the first batch's late drain: nothing");
+      assertEquals(2, arbiter.drainLateTo(new CommitBatch(), second).moves, "the second's takes its two chunks");
+      assertEquals(0, arbiter.drainTo(new CommitBatch()).moves);
     }
   }
 
