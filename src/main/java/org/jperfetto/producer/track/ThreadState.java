@@ -96,8 +96,9 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
   static final int SHORT_SLICE_MAX_BYTES = 3 * Long.BYTES;
 
   /** A counter value's tag: field 30, so two varint bytes. */
-  private static final int COUNTER_VALUE_TAG_BYTES =
-      ProtoWire.varIntSize(ProtoWire.makeTag(EVENT_COUNTER_VALUE, ProtoWire.WIRE_TYPE_VARINT));
+  private static final int COUNTER_VALUE_TAG = ProtoWire.makeTag(EVENT_COUNTER_VALUE, ProtoWire.WIRE_TYPE_VARINT);
+  private static final int COUNTER_VALUE_TAG_BYTES = ProtoWire.varIntSize(COUNTER_VALUE_TAG);
+  private static final long COUNTER_VALUE_TAG_BITS = ChunkPacketEncoder.varIntBits(COUNTER_VALUE_TAG);
   /**
    * An integer counter's track_event up to its track uuid, little-endian, its length (byte 1) left
    * zero: tag, length, type = COUNTER, track_uuid tag.
@@ -110,8 +111,6 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
    * An integer counter packet's bytes besides its timestamp, track uuid and value: the timestamp
    * tag, track_event's tag and length, its type, the track_uuid and counter_value tags, the flags.
    */
-  private static final long COUNTER_VALUE_TAG_BITS =
-      ChunkPacketEncoder.varIntBits(ProtoWire.makeTag(EVENT_COUNTER_VALUE, ProtoWire.WIRE_TYPE_VARINT));
   static final int COUNTER_FIXED_BYTES = 1 + 2 + 2 + 1 + COUNTER_VALUE_TAG_BYTES + 2;
 
   /** The one-byte tag of a varint field numbered below 16. */
