@@ -8,6 +8,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
+import org.jperfetto.abi.ChunkHeader;
+import org.jperfetto.abi.PageHeader;
 import org.jperfetto.producer.proto.ChunkPacketEncoder;
 import org.jperfetto.producer.proto.ProtoWire;
 import org.jperfetto.producer.proto.ProtoWriter;
@@ -16,14 +18,17 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * TraceWriter.beginSmallPacket declines exactly when it must (chunk nearly full, packet count at the
- * cap, first packet of the sequence, dropping), and a packet encoded into the chunk through it, or
- * written through the regular path after it declined, leaves the very bytes in the SMB that the
- * regular path alone does.
+ * TraceWriter.beginSmallPacket declines exactly when it must (packet count at the cap, first packet
+ * of the sequence, dropping) and takes the next chunk itself when the current one is too full; a
+ * packet encoded into the chunk through it, or written through the regular path after it declined,
+ * reads back as the regular path's does, and while neither path changed chunks it leaves the very
+ * bytes in the SMB that the regular path alone does.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class SmallPacketFallbackTest {
   private static final int PAGE = 4096;
+  /** A fresh chunk's payload: the page's one chunk after the page and chunk headers. */
+  private static final int FRESH_CHUNK_ROOM = PAGE - PageHeader.SIZE - ChunkHeader.SIZE;
   private static final int SMALL_TIMESTAMP = 123_456_789;
   /** A small packet's length at SMALL_TIMESTAMP: timestamp (5 bytes), a fixed64 in field 1000 (10). */
   private static final int LENGTH = 15;
@@ -107,14 +112,17 @@ class SmallPacketFallbackTest {
     return fast;
   }
 
+  /** A small packet's room in its chunk: size byte, packet, and the last stored long's tail. */
+  private static final int NEEDED = LENGTH + 1 + ChunkPacketEncoder.SLACK;
+
   /**
-   * Whether every packet the fast path took had room for the regular path's 4-byte size header too:
-   * with less, the regular path splits the packet over two chunks where the fast path does not (both
-   * valid; the packets read back are compared either way).
+   * Whether every packet the fast path took fitted the chunk it found: when one did not, the fast
+   * path moved to the next chunk where the regular path, with its 4-byte size header, may split the
+   * packet over both, or fit it (both valid; the packets read back are compared either way).
    */
-  private static boolean regularPathStaysInChunk(Small fast) {
+  private static boolean noChunkChange(Small fast) {
     for (int k = 0; k < fast.accepted.size(); k++) {
-      if (fast.accepted.get(k) && fast.leftBefore.get(k) < LENGTH + 6) {
+      if (fast.accepted.get(k) && fast.leftBefore.get(k) < NEEDED) {
         return false;
       }
     }
@@ -148,27 +156,43 @@ class SmallPacketFallbackTest {
   }
 
   @Test
-  void nearlyFullChunkDeclinesWithoutRoomForTheEncodersSlack() throws Exception {
-    int needed = LENGTH + 1 + ChunkPacketEncoder.SLACK; // size byte, packet, the last long's tail
+  void nearlyFullChunkHandsTheSmallPacketToTheNextChunk() throws Exception {
     boolean sawJustShort = false;
     boolean sawJustEnough = false;
     // Sweep the filler so the room left before the small packet passes every value around the edge.
     for (int body = 3960; body <= 4080; body++) {
       int f = body;
+      List<Long> leftAfter = new ArrayList<>();
       Small fast = run(4, BufferExhaustedPolicy.STALL, (w, small) -> {
         small.write(w, SMALL_TIMESTAMP); // the sequence's first packet (declined) out of the way
         filler(w, f);
         small.write(w, SMALL_TIMESTAMP);
+        leftAfter.add(w.bytesLeftInChunk());
         small.write(w, SMALL_TIMESTAMP + 2);
-      }, SmallPacketFallbackTest::regularPathStaysInChunk);
-      for (int k = 1; k < fast.accepted.size(); k++) {
-        long left = fast.leftBefore.get(k);
-        assertEquals(left >= needed, fast.accepted.get(k), "body=" + f + " left=" + left + " packet " + k);
-        sawJustShort |= left == needed - 1;
-        sawJustEnough |= left == needed;
-      }
+      }, SmallPacketFallbackTest::noChunkChange);
+      assertEquals(List.of(false, true, true), fast.accepted, "body=" + f);
+      long left = fast.leftBefore.get(1);
+      // Without room for the packet and the slack, it went to the start of a fresh chunk.
+      long expectedAfter = left >= NEEDED ? left - (LENGTH + 1) : FRESH_CHUNK_ROOM - (LENGTH + 1);
+      assertEquals(expectedAfter, leftAfter.get(0), "body=" + f + " left=" + left);
+      sawJustShort |= left == NEEDED - 1;
+      sawJustEnough |= left == NEEDED;
     }
     assertTrue(sawJustShort && sawJustEnough, "the sweep hit one byte short of the room needed, and exactly it");
+  }
+
+  @Test
+  void aBurstOfSmallPacketsCrossesChunksWithoutTheRegularPath() throws Exception {
+    int n = 1500; // 16 bytes each: about six 4 KiB chunks
+    Small fast = run(8, BufferExhaustedPolicy.STALL, (w, small) -> {
+      for (int i = 0; i < n; i++) {
+        small.write(w, SMALL_TIMESTAMP + i);
+      }
+    }, SmallPacketFallbackTest::noChunkChange);
+    assertFalse(fast.accepted.get(0), "the sequence's first packet goes the regular way");
+    assertFalse(fast.accepted.subList(1, n).contains(false), "every later one is taken");
+    long changes = fast.leftBefore.stream().skip(1).filter(left -> left < NEEDED).count();
+    assertTrue(changes >= 4, "chunk changes on the fast path: " + changes);
   }
 
   @Test
@@ -190,16 +214,44 @@ class SmallPacketFallbackTest {
   }
 
   @Test
-  void droppingDeclinesAndTheLossIsAnnouncedAlike() throws Exception {
-    Small fast = run(2, BufferExhaustedPolicy.DROP, (w, small) -> {
-      for (int i = 0; i < 200; i++) {
+  void droppingDeclinesAndTheLossIsAnnounced() throws Exception {
+    // Not compared with the regular path: the fast path leaves a full chunk's last few bytes unused,
+    // so the two fill the 2-page SMB at slightly different packets.
+    try (TestSink sink = new TestSink(TestSink.Mode.LAZY, 2, PAGE, 1 << 20)) {
+      TraceWriter w = sink.newWriter(BufferExhaustedPolicy.DROP);
+      Small fast = new Small(true);
+      int n = 200;
+      for (int i = 0; i < n; i++) {
         filler(w, 60);
-        small.write(w, SMALL_TIMESTAMP + i);
+        fast.write(w, SMALL_TIMESTAMP + i);
       }
       assertTrue(w.dropEvents() > 0, "the 2-page SMB ran out");
-    });
-    int firstDecline = fast.accepted.subList(1, fast.accepted.size()).indexOf(false);
-    assertTrue(firstDecline >= 0, "declined while dropping");
-    assertFalse(fast.accepted.get(fast.accepted.size() - 1), "still dropping at the end");
+      int firstDecline = fast.accepted.subList(1, n).indexOf(false);
+      assertTrue(firstDecline >= 0, "declined while dropping");
+      assertFalse(fast.accepted.get(n - 1), "still dropping at the end");
+      sink.drain(); // the service catches up; the writer drops on until its scratch chunk is full
+      int end = n + 40; // about 3 KiB more: room for them once the scratch chunk is full
+      for (int i = n; i < end; i++) {
+        filler(w, 60);
+        fast.write(w, SMALL_TIMESTAMP + i);
+      }
+      assertTrue(fast.accepted.get(fast.accepted.size() - 1), "back on the fast path");
+      w.flush();
+      sink.drain();
+      List<Long> smallOnes = new ArrayList<>();
+      boolean announced = false;
+      for (ServiceSide.Read r : sink.service.readAll()) {
+        TracePacket packet = TracePacket.parseFrom(r.data());
+        announced |= !smallOnes.isEmpty() && smallOnes.get(smallOnes.size() - 1) < n - 1
+            && (packet.getPreviousPacketDropped() != 0 || r.previousDropped());
+        if (packet.hasTimestamp()) {
+          smallOnes.add(packet.getTimestamp() - SMALL_TIMESTAMP);
+        }
+      }
+      assertTrue(smallOnes.size() < end && smallOnes.contains(end - 1L), "some lost, the last kept: " + smallOnes);
+      assertEquals(smallOnes.stream().sorted().toList(), smallOnes, "in order");
+      assertTrue(announced, "the first packet after the loss says so");
+      assertEquals(0, sink.service.badChunks);
+    }
   }
 }
