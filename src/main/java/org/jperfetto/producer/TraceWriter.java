@@ -192,10 +192,10 @@ public final class TraceWriter implements AutoCloseable {
    * Claims room in the current chunk for a whole packet of exactly length bytes (under 127) that
    * the caller encodes itself with a {@link ChunkPacketEncoder} into {@link #chunkMemory()} at the
    * returned offset: its 1-byte size header first, then the packet (as upstream compacts a small
-   * packet's size). Finishes the open packet, if any, first; takes the next chunk when the packet
-   * and the encoder's slack do not fit this one. Returns -1, claiming nothing, when something else
-   * is due first (first packet of the sequence, dropping, the chunk's packet count at its cap, no
-   * chunk to be had): the caller then writes the same packet through {@link #newTracePacket()}.
+   * packet's size). Finishes the open packet, if any, first. Returns -1, claiming nothing, when
+   * something else is due first (first packet of the sequence, dropping, a full chunk) or the
+   * packet and the encoder's slack do not fit: the caller may then try {@link
+   * #beginSmallPacketInNextChunk}, or write the same packet through {@link #newTracePacket()}.
    * After a claim the caller encodes the packet and calls {@link #endSmallPacket()} at once, on
    * this thread.
    */
@@ -212,31 +212,33 @@ public final class TraceWriter implements AutoCloseable {
     }
     // The size byte and the packet, then the encoder's slack (which also leaves the byte that the
     // next packet's size needs, so a full chunk is never left with zero bytes of room). The claim
-    // also fails in the states the regular path must handle: no chunk yet (the sequence's first
+    // also declines in the states the regular path must handle: no chunk yet (the sequence's first
     // packet), none after a flush or close, and the scratch chunk while dropping (claims closed).
-    // They share the branch of a full chunk, taken every few hundred packets, on purpose, and
-    // claimInNextChunk (not inlined into the trace point at that frequency) sorts them out: a test
-    // of its own here would be one the JIT never saw taken before the SMB first fills, and taking
-    // it then would throw the compiled trace point away in the middle of the burst that filled it.
+    // They share the branch of a full chunk, taken every few hundred packets, on purpose: a test of
+    // its own would be one the JIT never saw taken before the SMB first fills, and taking it then
+    // would throw the compiled trace point away in the middle of the burst that filled it.
     long at = stream.tryClaim(length + 1, ChunkPacketEncoder.SLACK);
     if (at < 0) {
-      at = claimInNextChunk(length);
+      handshake.exit();
     }
     return at;
   }
 
   /**
-   * A small packet's claim that did not fit the current chunk: takes the next chunk, as the regular
-   * path would for this packet, and claims there, so that a burst of small packets stays on this
-   * path across chunk boundaries (the regular path, taken once per chunk, would otherwise be what
-   * the JIT compiles in the middle of an app's first burst). The few bytes left in the full chunk
-   * stay unused. Declines, releasing the writer, in the states only the regular path handles: the
-   * sequence's first packet, dropping (the first packet after it carries the loss marker), a closed
-   * writer, and a chunk the buffer had none to replace (the regular path then drops the packet).
+   * After {@link #beginSmallPacket} declined: takes the next chunk, as the regular path would for
+   * this packet, and claims there, so that a burst of small packets stays off the regular path at
+   * chunk boundaries (taken once per chunk, it would otherwise be what the JIT profiles and compiles
+   * in the middle of an app's first burst). The few bytes left in the full chunk stay unused.
+   * Returns -1, claiming nothing, in the states only the regular path handles: the sequence's first
+   * packet, dropping (the first packet after it carries the loss marker), a closed writer, the
+   * chunk's packet count at its cap, a packet too large, and no chunk to be had (the regular path
+   * then drops the packet). Otherwise as {@link #beginSmallPacket}.
    */
-  private long claimInNextChunk(int length) {
+  public long beginSmallPacketInNextChunk(int length) {
+    handshake.enter(this); // may hand the chunk to a pending flush: the checks come after it
     long at = -1;
-    if (!closed && !firstPacketOnSequence && !dropPackets && !retryNewChunkAfterPacket) {
+    if (!closed && !firstPacketOnSequence && !dropPackets && !retryNewChunkAfterPacket && !packetOpen
+        && !reachedMaxPackets && !fragment.isOpen() && length <= ProtoWire.MAX_ONE_BYTE_FRAGMENT_SIZE) {
       nextRange();
       if (!dropPackets) {
         at = stream.tryClaim(length + 1, ChunkPacketEncoder.SLACK);

@@ -33,7 +33,10 @@ class SmallPacketFallbackTest {
   /** A small packet's length at SMALL_TIMESTAMP: timestamp (5 bytes), a fixed64 in field 1000 (10). */
   private static final int LENGTH = 15;
 
-  /** Writes one small packet: through the fast path (falling back as TrackEvent does) or not. */
+  /**
+   * Writes one small packet: through the fast path (trying the next chunk, then falling back, as
+   * TrackEvent does) or not.
+   */
   private static final class Small {
     final boolean fast;
     final List<Boolean> accepted = new ArrayList<>();
@@ -50,6 +53,9 @@ class SmallPacketFallbackTest {
       if (fast) {
         leftBefore.add(w.bytesLeftInChunk());
         long at = w.beginSmallPacket(length);
+        if (at < 0) {
+          at = w.beginSmallPacketInNextChunk(length);
+        }
         accepted.add(at >= 0);
         if (at >= 0) {
           ChunkPacketEncoder e = encoder.begin(w.chunkMemory(), at).rawByte(length)

@@ -258,7 +258,7 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
       if (!seq.tracks.contains(t.uuid())) {
         writeTrackDescriptor(writer, seq, t);
       }
-      if (type == TYPE_COUNTER && tryWriteShortCounter(writer, seq, t)) {
+      if (type == TYPE_COUNTER && tryWriteShortCounter(writer, seq, session, t)) {
         return;
       }
     }
@@ -471,8 +471,9 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
    * argument, a non-negative int on a begin (the commonest packets, the reference workload's among
    * them), when the category, name and argument name are interned with one-byte iids: assembled in
    * registers ({@link ShortPacket}) and stored in two or three 8-byte stores, the same bytes the
-   * fixed-shape path writes. Returns false, writing nothing, for any other event, when the
-   * timestamp is not a delta small enough, or when the packet does not fit the chunk.
+   * fixed-shape path writes. Returns false, writing nothing, for any other event or when the
+   * timestamp is not a delta small enough; a packet the writer cannot take now is still written
+   * ({@link #storeInNextChunk}).
    *
    * <p>One method for both shapes on purpose: at over 325 bytes of bytecode (HotSpot's
    * FreqInlineSize) the JIT compiles it once, on its own, rather than again inside each caller of
@@ -524,16 +525,17 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
       packetSize = SLICE_BEGIN_INT_FIXED_BYTES + n + m;
       encodeSliceBeginWithInt(packet, packetSize, delta, categoryId, nameId, argId, value);
     }
-    return storeShortPacket(writer, seq, packetSize);
+    storeShortPacket(writer, seq, session, null, packetSize);
+    return true;
   }
 
   /**
    * An integer counter whose value and timestamp delta are non-negative and below 2^56, on a track
    * this sequence has described: assembled in registers like the short slices, up to four 8-byte
    * stores, the same bytes the fixed-shape path writes. Returns false, writing nothing, for any
-   * other counter or when the packet does not fit the chunk.
+   * other counter; a packet the writer cannot take now is still written ({@link #storeInNextChunk}).
    */
-  private boolean tryWriteShortCounter(TraceWriter writer, SequenceState seq, Track t) {
+  private boolean tryWriteShortCounter(TraceWriter writer, SequenceState seq, Session session, Track t) {
     long delta = timestamp - seq.lastTimestamp;
     long value = counterBits;
     if (doubleCounter || function != null || argCount != 0 || ((delta | value) >>> 56) != 0
@@ -547,7 +549,8 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
     }
     encodeCounter(shortPacket.clear(), packetSize, delta, t.uuidVarIntSize(), t.uuidVarIntLowBits(),
         t.uuidVarIntHighBits(), value);
-    return storeShortPacket(writer, seq, packetSize);
+    storeShortPacket(writer, seq, session, t, packetSize);
+    return true;
   }
 
   /**
@@ -576,18 +579,40 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
 
   /**
    * Claims room for the packet assembled in {@link #shortPacket} (packetSize bytes after its size
-   * byte), stores it there and moves the sequence's delta clock on; returns false, writing nothing,
-   * when the writer cannot take a small packet now (the caller's general path then writes it).
+   * byte), stores it there and moves the sequence's delta clock on; when the writer cannot take it
+   * in the current chunk, {@link #storeInNextChunk} writes the event.
    */
-  private boolean storeShortPacket(TraceWriter writer, SequenceState seq, int packetSize) {
+  private void storeShortPacket(TraceWriter writer, SequenceState seq, Session session, Track t, int packetSize) {
     long at = writer.beginSmallPacket(packetSize);
     if (at < 0) {
-      return false;
+      storeInNextChunk(writer, seq, session, t, packetSize);
+    } else {
+      storeAt(writer, seq, at, packetSize);
     }
+  }
+
+  /**
+   * The short packet that found its chunk full (every few hundred packets) or the writer in a state
+   * only the general path handles: into the next chunk if the writer takes one, else through the
+   * general path, here. A method of its own, too large to be inlined at that frequency, so that the
+   * rare outcome (the SMB full, the first packet after a flush) is a branch only this method's
+   * compiled code depends on: had the trace point itself a test taken only when the SMB fills, C2
+   * would leave that path out of it unless the profile happened to see it, and throw the compiled
+   * trace point away in the middle of the burst that filled the SMB.
+   */
+  private void storeInNextChunk(TraceWriter writer, SequenceState seq, Session session, Track t, int packetSize) {
+    long at = writer.beginSmallPacketInNextChunk(packetSize);
+    if (at >= 0) {
+      storeAt(writer, seq, at, packetSize);
+    } else {
+      writeEvent(writer, seq, session, t);
+    }
+  }
+
+  private void storeAt(TraceWriter writer, SequenceState seq, long at, int packetSize) {
     seq.lastTimestamp = timestamp;
     shortPacket.store(writer.chunkMemory(), at, packetSize + 1);
     writer.endSmallPacket();
-    return true;
   }
 
   /**

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
+import java.util.stream.LongStream;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.jperfetto.protos.TracePacket;
@@ -478,6 +479,41 @@ class TrackEventIT {
         }
       }
       assertEquals(threads - (threads + 2) / 3, tracks.size(), "one track per platform thread");
+    }
+  }
+
+  @Test
+  void slicesGoOnAfterTheSmbFillsAndTheLossIsAnnounced() throws Exception {
+    try (TrackEventFixture f = new TrackEventFixture(dir, APP)) {
+      f.start(1, TrackEventConfig.getDefaultInstance());
+      TrackEvent te = f.trackEvent;
+      // Everything interned before the loss: a string first interned while dropping would be lost
+      // with its packet and stay unknown until the next incremental state clear (as upstream's).
+      te.begin(APP, "s", "i", -1);
+      te.end(APP);
+      f.host.pauseReading();
+      int whileFull = 60_000; // over 1 MB of slices into the 256 KiB SMB: most are dropped
+      int after = 3000; // the writer drops on until its scratch chunk is full, then writes again
+      for (int i = 0; i < whileFull + after; i++) {
+        if (i == whileFull) {
+          f.host.resumeReading();
+        }
+        te.begin(APP, "s", "i", i);
+        te.end(APP);
+      }
+      DecodedEvents d = f.finish();
+      assertEquals(List.of(), d.errors);
+      List<Long> values = d.named("s").stream().map(e -> (Long) e.args().get("i")).toList();
+      assertEquals(values.stream().sorted().distinct().toList(), values, "in order, no duplicates");
+      long keptWhileFull = values.stream().filter(v -> v >= 0 && v < whileFull).count();
+      assertTrue(keptWhileFull > 0 && keptWhileFull < whileFull, "kept " + keptWhileFull + " while full");
+      long last = whileFull + after - 1;
+      long firstAfter = values.stream().filter(v -> v >= whileFull).findFirst().orElseThrow();
+      assertEquals(LongStream.rangeClosed(firstAfter, last).boxed().toList(),
+          values.subList(values.indexOf(firstAfter), values.size()), "whole from the writer's way back");
+      assertTrue(last - firstAfter > after / 2, "back after " + (firstAfter - whileFull) + " slices");
+      assertTrue(f.host.packets().stream().anyMatch(p -> p.packet().getPreviousPacketDropped() != 0),
+          "a packet says that packets were dropped before it");
     }
   }
 

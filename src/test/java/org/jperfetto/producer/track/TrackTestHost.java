@@ -43,6 +43,8 @@ final class TrackTestHost implements AutoCloseable {
 
   private final IpcHost host;
   private final List<String> registered = new ArrayList<>();
+  private final List<CommitDataRequest> held = new ArrayList<>();
+  private boolean paused;
   private final List<Packet> packets = new ArrayList<>();
   private volatile MethodCall asyncCommands;
   private MemorySegment smb;
@@ -119,7 +121,25 @@ final class TrackTestHost implements AutoCloseable {
     asyncCommands.send(cmd.toByteString(), true, fd);
   }
 
+  /** Holds CommitData requests unapplied (their chunks stay in use, as with a service that stopped reading). */
+  synchronized void pauseReading() {
+    paused = true;
+  }
+
+  /** Applies the held requests and reads on as before. */
+  synchronized void resumeReading() {
+    paused = false;
+    for (CommitDataRequest req : held) {
+      commit(req);
+    }
+    held.clear();
+  }
+
   private synchronized void commit(CommitDataRequest req) {
+    if (paused) {
+      held.add(req);
+      return;
+    }
     for (CommitDataRequest.ChunksToMove m : req.getChunksToMoveList()) {
       if (reader.acquireCommitted(m.getPage(), m.getChunk()) != ChunkReadResult.OK) {
         badChunks++;
