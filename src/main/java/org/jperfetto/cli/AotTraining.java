@@ -31,6 +31,8 @@ public final class AotTraining implements Subcommand {
   static final String NAME = "aot-training";
   /** Events traced at most (several times what the JIT needs to compile the paths). */
   static final long MAX_ITERATIONS = 400_000;
+  /** Iterations on one thread before the next takes over. */
+  static final long ITERATIONS_PER_THREAD = 20_000;
   static final int WAIT_ENABLED_MS = 20_000;
   static final String SLICES = "jperfetto.training";
   static final String COUNTERS = "jperfetto.training.counter";
@@ -61,7 +63,6 @@ public final class AotTraining implements Subcommand {
       long iterations = 0;
       if (awaitEnabled(slices, consumer)) {
         iterations = emit(te, slices, counters);
-        te.flush();
       } else {
         err.println("jperfetto " + NAME + ": the session never enabled " + SLICES
             + "; the cache gets no producer profiles");
@@ -83,12 +84,33 @@ public final class AotTraining implements Subcommand {
     return true;
   }
 
-  /** The event mix, until the session ends or MAX_ITERATIONS; returns the iterations run. */
-  static long emit(TrackEvent te, Category slices, Category counters) {
+  /**
+   * The event mix, until the session ends or MAX_ITERATIONS; returns the iterations run. A new
+   * thread takes over every {@value #ITERATIONS_PER_THREAD} iterations, so that what an app thread's
+   * first events in a session do (a new writer, sequence and thread state, its tracks described,
+   * strings interned again) is in the cached profiles as a branch taken, not one the JIT leaves out
+   * and then meets as the app's first burst begins.
+   */
+  static long emit(TrackEvent te, Category slices, Category counters) throws InterruptedException {
     Track queue = Track.counter("training_queue_depth");
     Track load = Track.counter("training_load");
-    long i = 0;
-    while (i < MAX_ITERATIONS && slices.isEnabled()) {
+    long[] done = {0};
+    for (int k = 0; done[0] < MAX_ITERATIONS && slices.isEnabled(); k++) {
+      long from = done[0];
+      long to = Math.min(from + ITERATIONS_PER_THREAD, MAX_ITERATIONS);
+      Thread t = Thread.ofPlatform().name("aot-training-" + k).start(() -> {
+        done[0] = emit(te, slices, counters, queue, load, from, to);
+        te.flush();
+      });
+      t.join(); // one at a time: the mix, not contention, is what the profiles should hold
+    }
+    return done[0];
+  }
+
+  private static long emit(TrackEvent te, Category slices, Category counters, Track queue, Track load,
+      long from, long to) {
+    long i = from;
+    while (i < to && slices.isEnabled()) {
       String name = NAMES[(int) (i & 7)];
       switch ((int) (i % 16)) {
         case 0 -> te.begin(slices, name, "phase", NAMES[(int) ((i >>> 3) & 7)]);

@@ -142,23 +142,40 @@ public final class DataSource<S> {
       throw new IllegalArgumentException("thread writers of " + writers.owner.name() + " on "
           + writers.thread + " used for " + name() + " on " + Thread.currentThread());
     }
-    traceActive(writers, mask, fn);
+    // traceActive's loop again, on purpose: the JIT profiles the types fn has at each call site in
+    // the bytecode, and a trace point that passes one TraceFunction class (TrackEvent's) gets that
+    // class inlined here. Through the shared loop, the first other class passed anywhere (a flush,
+    // another data source) threw the compiled trace point away, as a real session began.
+    for (int bits = mask; bits != 0; bits &= bits - 1) {
+      TraceContext<S> ctx = context(writers, Integer.numberOfTrailingZeros(bits));
+      if (ctx != null) {
+        fn.trace(ctx);
+        ctx.finishTracePacket();
+      }
+    }
   }
 
   private void traceActive(ThreadWriters<S> local, int mask, TraceFunction<S> fn) {
     for (int bits = mask; bits != 0; bits &= bits - 1) {
-      int i = Integer.numberOfTrailingZeros(bits);
-      Slot<S> slot = slots[i];
-      if (slot == null) {
-        continue;
+      TraceContext<S> ctx = context(local, Integer.numberOfTrailingZeros(bits));
+      if (ctx != null) {
+        fn.trace(ctx);
+        ctx.finishTracePacket();
       }
-      TraceContext<S> ctx = local.contexts[i];
-      if (ctx == null || local.generations[i] != slot.generation()) {
-        ctx = newContext(local, i, slot);
-      }
-      fn.trace(ctx);
-      ctx.finishTracePacket();
     }
+  }
+
+  /** The thread's context for slot i's instance (a new writer if the instance is new), or null if none. */
+  private TraceContext<S> context(ThreadWriters<S> local, int i) {
+    Slot<S> slot = slots[i];
+    if (slot == null) {
+      return null;
+    }
+    TraceContext<S> ctx = local.contexts[i];
+    if (ctx == null || local.generations[i] != slot.generation()) {
+      ctx = newContext(local, i, slot);
+    }
+    return ctx;
   }
 
   /** A writer for the slot's (new) instance, closing the one of the instance it had before. */

@@ -84,6 +84,19 @@ class AotTrainingIT {
     long counters = packets.stream().filter(p -> p.hasTrackEvent()
         && p.getTrackEvent().getType() == org.jperfetto.protos.TrackEvent.Type.TYPE_COUNTER).count();
     assertTrue(slices > 1000 && counters > 100, "slices " + slices + ", counters " + counters);
+    // A thread per ITERATIONS_PER_THREAD iterations, each its own sequence with its own start.
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("traced ([0-9]+) iterations").matcher(err());
+    assertTrue(m.find(), err());
+    long iterations = Long.parseLong(m.group(1));
+    long threads = (iterations + AotTraining.ITERATIONS_PER_THREAD - 1) / AotTraining.ITERATIONS_PER_THREAD;
+    Set<Integer> sequencesWithSlices = packets.stream().filter(p -> p.hasTrackEvent()
+        && p.getTrackEvent().getType() == org.jperfetto.protos.TrackEvent.Type.TYPE_SLICE_BEGIN)
+        .map(TracePacket::getTrustedPacketSequenceId).collect(Collectors.toSet());
+    assertEquals(threads, sequencesWithSlices.size(), iterations + " iterations");
+    Set<Integer> sequencesStarted = packets.stream().filter(p -> (p.getSequenceFlags()
+        & TracePacket.SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED_VALUE) != 0)
+        .map(TracePacket::getTrustedPacketSequenceId).collect(Collectors.toSet());
+    assertTrue(sequencesStarted.containsAll(sequencesWithSlices), "each thread's sequence starts with its state");
   }
 
   @Test
