@@ -125,6 +125,9 @@ public final class AotTraining implements Subcommand {
       }
       if (i % 10 == 0) {
         te.counter(counters, queue, i & 1023);
+        if (i % 30 == 0) {
+          te.counter(counters, queue, (i | 1) << 32); // a large value: the packet reaches its fourth long
+        }
         te.counter(counters, load, (i & 255) / 256.0);
         te.instant(slices, name, "index", i);
       }

@@ -34,23 +34,22 @@ final class ShortPacket {
    */
   ShortPacket put(long value, int count, int pos) {
     int bit = pos << 3;
+    // The bytes that spill into the next long: value >>> (64 - shift), and none when shift is 0,
+    // without a branch for that case (a single shift by 64 would be a shift by 0 in Java). Where a
+    // field lands depends on the varints before it, and a branch the JIT never saw taken while it
+    // profiled (a counter's track uuid at byte 8, after a one-byte delta that only compiled code is
+    // fast enough to produce) is left out of the compiled trace point, which is thrown away when a
+    // burst takes it.
+    long spill = (value >>> 1) >>> (63 - (bit & 63));
     if (pos < 8) {
       w0 |= value << bit;
-      if (bit != 0) {
-        w1 |= value >>> (Long.SIZE - bit); // the bytes that spill into the next long, if any
-      }
+      w1 |= spill;
     } else if (pos < 16) {
-      int b = bit - Long.SIZE;
-      w1 |= value << b;
-      if (b != 0) {
-        w2 |= value >>> (Long.SIZE - b);
-      }
+      w1 |= value << (bit - Long.SIZE);
+      w2 |= spill;
     } else if (pos < 24) {
-      int b = bit - 2 * Long.SIZE;
-      w2 |= value << b;
-      if (b != 0) {
-        w3 |= value >>> (Long.SIZE - b);
-      }
+      w2 |= value << (bit - 2 * Long.SIZE);
+      w3 |= spill;
     } else {
       w3 |= value << (bit - 3 * Long.SIZE);
     }

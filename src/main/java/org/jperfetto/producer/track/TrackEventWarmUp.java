@@ -142,7 +142,8 @@ final class TrackEventWarmUp {
 
     /**
      * The usual shapes: slices with and without an argument, a counter and an instant every 10th
-     * (every other time with a negative value).
+     * (every other time with a negative value), and a large counter value every 30th (a packet that
+     * reaches its fourth long).
      */
     int iteration(long i) {
       te.begin(slices, outer, arg, i);
@@ -154,6 +155,10 @@ final class TrackEventWarmUp {
         te.counter(counters, counterTrack, value);
         te.instant(slices, instant, arg, value);
         n += 2;
+        if (i % 30 == 0) {
+          te.counter(counters, counterTrack, (i | 1) << 32);
+          n++;
+        }
       }
       te.end(slices);
       return n;
