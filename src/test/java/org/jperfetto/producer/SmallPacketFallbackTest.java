@@ -18,11 +18,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * TraceWriter.beginSmallPacket declines exactly when it must (packet count at the cap, first packet
- * of the sequence, dropping) and takes the next chunk itself when the current one is too full; a
- * packet encoded into the chunk through it, or written through the regular path after it declined,
- * reads back as the regular path's does, and while neither path changed chunks it leaves the very
- * bytes in the SMB that the regular path alone does.
+ * TraceWriter.beginSmallPacket declines exactly when it must (chunk too full, packet count at the
+ * cap, first packet of the sequence, dropping), and beginSmallPacketInNextChunk then takes the next
+ * chunk for a packet the current one had no room for, and only for that; a packet encoded into the
+ * chunk through them, or written through the regular path after they declined, reads back as the
+ * regular path's does, and while neither path changed chunks it leaves the very bytes in the SMB
+ * that the regular path alone does.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class SmallPacketFallbackTest {
