@@ -144,6 +144,12 @@ class SharedMemoryArbiterTest {
     }
   }
 
+  /** Writer 1 takes a chunk (chunkId) and hands it back complete, for target buffer 1. */
+  private static void completeChunk(SharedMemoryArbiter arbiter, int chunkId, PatchList patches) {
+    arbiter.returnCompletedChunk(arbiter.getNewChunk(1, chunkId, (short) 0, BufferExhaustedPolicy.DROP), 1, 1,
+        patches);
+  }
+
   private static SharedMemoryArbiter arbiterOver(int pages, CountingSink sink, java.lang.foreign.Arena arena) {
     return new SharedMemoryArbiter(new org.jperfetto.abi.SharedMemoryAbi(arena.allocate(pages * 4096L, 4096), 4096),
         sink, () -> false);
@@ -167,14 +173,14 @@ class SharedMemoryArbiterTest {
       assertEquals(4, arbiter.commitBatchChunks(), "a quarter of 16 pages");
       PatchList patches = new PatchList();
       for (int i = 0; i < 3; i++) {
-        arbiter.returnCompletedChunk(arbiter.getNewChunk(1, i, (short) 0, BufferExhaustedPolicy.DROP), 1, 1, patches);
+        completeChunk(arbiter, i, patches);
       }
       assertEquals(0, sink.now, "three chunks wait for the fourth");
       assertEquals(1, sink.soon, "one late drain covers them");
-      arbiter.returnCompletedChunk(arbiter.getNewChunk(1, 3, (short) 0, BufferExhaustedPolicy.DROP), 1, 1, patches);
+      completeChunk(arbiter, 3, patches);
       assertEquals(1, sink.now, "the fourth sends the batch");
       assertEquals(4, arbiter.drainTo(new CommitBatch()).moves);
-      arbiter.returnCompletedChunk(arbiter.getNewChunk(1, 4, (short) 0, BufferExhaustedPolicy.DROP), 1, 1, patches);
+      completeChunk(arbiter, 4, patches);
       assertEquals(2, sink.soon, "after a drain, the next held-back chunk gets a late drain of its own");
       arbiter.requestDrain();
       assertEquals(2, sink.now, "a writer's flush sends what is held back at once");
@@ -192,18 +198,15 @@ class SharedMemoryArbiterTest {
       SharedMemoryArbiter arbiter = arbiterOver(16, sink, arena);
       PatchList patches = new PatchList();
       int chunkId = 0;
-      arbiter.returnCompletedChunk(arbiter.getNewChunk(1, chunkId++, (short) 0, BufferExhaustedPolicy.DROP), 1, 1,
-          patches);
+      completeChunk(arbiter, chunkId++, patches);
       long first = sink.lastBatch;
       for (int i = 0; i < 3; i++) {
-        arbiter.returnCompletedChunk(arbiter.getNewChunk(1, chunkId++, (short) 0, BufferExhaustedPolicy.DROP), 1, 1,
-            patches);
+        completeChunk(arbiter, chunkId++, patches);
       }
       assertEquals(1, sink.now, "the full batch goes now");
       assertEquals(4, arbiter.drainTo(new CommitBatch()).moves, "the writer sends it");
       for (int i = 0; i < 2; i++) {
-        arbiter.returnCompletedChunk(arbiter.getNewChunk(1, chunkId++, (short) 0, BufferExhaustedPolicy.DROP), 1, 1,
-            patches);
+        completeChunk(arbiter, chunkId++, patches);
       }
       assertEquals(2, sink.soon, "the next batch asked for a late drain of its own");
       long second = sink.lastBatch;
@@ -221,7 +224,7 @@ class SharedMemoryArbiterTest {
       SharedMemoryArbiter arbiter = arbiterOver(4, sink, arena);
       assertEquals(1, arbiter.commitBatchChunks());
       PatchList patches = new PatchList();
-      arbiter.returnCompletedChunk(arbiter.getNewChunk(1, 0, (short) 0, BufferExhaustedPolicy.DROP), 1, 1, patches);
+      completeChunk(arbiter, 0, patches);
       assertEquals(1, sink.now);
       assertEquals(0, sink.soon);
     }
