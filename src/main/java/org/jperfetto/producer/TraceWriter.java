@@ -207,7 +207,7 @@ public final class TraceWriter implements AutoCloseable {
     // Busy while the chunk is written, like a regular packet: a flush must not take the chunk now.
     // Entering may answer a pending flush by handing the chunk back, so the checks come after it.
     handshake.enter(this);
-    if (reachedMaxPackets || fragment.isOpen() || length > ProtoWire.MAX_ONE_BYTE_FRAGMENT_SIZE) {
+    if (refusesSmallPacket(length)) {
       handshake.exit();
       return -1;
     }
@@ -218,7 +218,7 @@ public final class TraceWriter implements AutoCloseable {
     // They share the branch of a full chunk, taken every few hundred packets, on purpose: a test of
     // its own would be one the JIT never saw taken before the SMB first fills, and taking it then
     // would throw the compiled trace point away in the middle of the burst that filled it.
-    long at = stream.tryClaim(length + 1, ChunkPacketEncoder.SLACK);
+    long at = claimSmallPacket(length);
     if (at < 0) {
       handshake.exit();
     }
@@ -239,16 +239,26 @@ public final class TraceWriter implements AutoCloseable {
     handshake.enter(this); // may hand the chunk to a pending flush: the checks come after it
     long at = -1;
     if (!closed && !firstPacketOnSequence && !dropPackets && !retryNewChunkAfterPacket && !packetOpen
-        && !reachedMaxPackets && !fragment.isOpen() && length <= ProtoWire.MAX_ONE_BYTE_FRAGMENT_SIZE) {
+        && !refusesSmallPacket(length)) {
       nextRange();
       if (!dropPackets) {
-        at = stream.tryClaim(length + 1, ChunkPacketEncoder.SLACK);
+        at = claimSmallPacket(length);
       }
     }
     if (at < 0) {
       handshake.exit();
     }
     return at;
+  }
+
+  /** Whether a small packet of length bytes must go the regular way whatever room the chunk has. */
+  private boolean refusesSmallPacket(int length) {
+    return reachedMaxPackets || fragment.isOpen() || length > ProtoWire.MAX_ONE_BYTE_FRAGMENT_SIZE;
+  }
+
+  /** Claims the size byte, the packet and the encoder's slack in the current range; -1 if they do not fit. */
+  private long claimSmallPacket(int length) {
+    return stream.tryClaim(length + 1, ChunkPacketEncoder.SLACK);
   }
 
   /** Where {@link #beginSmallPacket} packets are encoded: the shared memory buffer. */
