@@ -55,6 +55,8 @@ public final class DataSource<S> {
   @SuppressWarnings("unchecked")
   private final Slot<S>[] slots = (Slot<S>[]) new Slot<?>[MAX_INSTANCES]; // written before activeMask
   private volatile int activeMask;
+  /** Moves on after every change to the slots or activeMask: see {@link #instancesVersion}. */
+  private volatile long instancesVersion;
   private final ThreadLocal<ThreadWriters<S>> perThread = ThreadLocal.withInitial(() -> new ThreadWriters<>(this));
 
   private DataSource(DataSourceDescriptor descriptor, DataSourceHandler<S> handler,
@@ -138,10 +140,7 @@ public final class DataSource<S> {
     if (mask == 0) {
       return;
     }
-    if (writers.owner != this || writers.thread != Thread.currentThread()) {
-      throw new IllegalArgumentException("thread writers of " + writers.owner.name() + " on "
-          + writers.thread + " used for " + name() + " on " + Thread.currentThread());
-    }
+    requireOwnWriters(writers);
     // traceActive's loop again, on purpose: the JIT profiles the types fn has at each call site in
     // the bytecode, and a trace point that passes one TraceFunction class (TrackEvent's) gets that
     // class inlined here. Through the shared loop, the first other class passed anywhere (a flush,
@@ -155,6 +154,13 @@ public final class DataSource<S> {
     }
   }
 
+  private void requireOwnWriters(ThreadWriters<S> writers) {
+    if (writers.owner != this || writers.thread != Thread.currentThread()) {
+      throw new IllegalArgumentException("thread writers of " + writers.owner.name() + " on "
+          + writers.thread + " used for " + name() + " on " + Thread.currentThread());
+    }
+  }
+
   private void traceActive(ThreadWriters<S> local, int mask, TraceFunction<S> fn) {
     for (int bits = mask; bits != 0; bits &= bits - 1) {
       TraceContext<S> ctx = context(local, Integer.numberOfTrailingZeros(bits));
@@ -163,6 +169,35 @@ public final class DataSource<S> {
         ctx.finishTracePacket();
       }
     }
+  }
+
+  /**
+   * A number that changes after every change to the instances (one set up, started, stopped or
+   * released). A caller that keeps what {@link #soleContext} returned may write through it instead
+   * of {@link #trace(ThreadWriters, TraceFunction)} for as long as this number stays the one it read
+   * before calling soleContext: it is then still the only active instance, with the same writer.
+   */
+  public long instancesVersion() {
+    return instancesVersion;
+  }
+
+  /**
+   * The calling thread's context for the only active instance, or null when none or several are
+   * active or this thread has no current writer for it yet (it gets one from its first {@link
+   * #trace(ThreadWriters, TraceFunction)} call). See {@link #instancesVersion}.
+   *
+   * @throws IllegalArgumentException if writers belong to another data source or thread
+   */
+  public TraceContext<S> soleContext(ThreadWriters<S> writers) {
+    requireOwnWriters(writers);
+    int mask = activeMask;
+    if (mask == 0 || (mask & (mask - 1)) != 0) {
+      return null;
+    }
+    int i = Integer.numberOfTrailingZeros(mask);
+    Slot<S> slot = slots[i];
+    TraceContext<S> ctx = writers.contexts[i];
+    return slot != null && ctx != null && writers.generations[i] == slot.generation() ? ctx : null;
   }
 
   /** The thread's context for slot i's instance (a new writer if the instance is new), or null if none. */
@@ -208,6 +243,7 @@ public final class DataSource<S> {
   /** Puts an instance in its slot (not active yet). */
   void setUp(DataSourceInstance<S> instance, SharedMemoryArbiter arbiter, int targetBuffer) {
     slots[instance.index()] = new Slot<>(instance, arbiter, targetBuffer, nextGeneration++);
+    instancesVersion++;
   }
 
   Slot<S> slot(int index) {
@@ -227,14 +263,17 @@ public final class DataSource<S> {
 
   void activate(int index) {
     activeMask |= 1 << index; // volatile write publishes the slot
+    instancesVersion++;
   }
 
   void deactivate(int index) {
     activeMask &= ~(1 << index);
+    instancesVersion++;
   }
 
   void release(int index) {
     deactivate(index);
     slots[index] = null;
+    instancesVersion++;
   }
 }

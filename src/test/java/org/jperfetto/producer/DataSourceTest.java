@@ -72,6 +72,44 @@ class DataSourceTest {
   }
 
   @Test
+  void theSoleContextIsTheOnlyActiveInstancesAndTheVersionMovesWithEveryChange() {
+    DataSource.ThreadWriters<Void> writers = source.threadWriters();
+    List<Long> versions = new ArrayList<>(List.of(source.instancesVersion()));
+    assertEquals(null, source.soleContext(writers), "nothing active");
+    DataSourceInstance<Void> first = new DataSourceInstance<>(1, 0,
+        DataSourceConfig.newBuilder().setName("test.source").build());
+    source.setUp(first, arbiter, 0);
+    versions.add(source.instancesVersion());
+    source.activate(0);
+    versions.add(source.instancesVersion());
+    assertEquals(null, source.soleContext(writers), "no writer on this thread before its first trace");
+    List<TraceContext<Void>> seen = new ArrayList<>();
+    source.trace(writers, seen::add);
+    assertSame(seen.get(0), source.soleContext(writers), "the context the trace went through");
+    assertEquals(versions.get(2), source.instancesVersion(), "a thread's first trace changes no instance");
+    start(1, 2);
+    versions.add(source.instancesVersion());
+    source.trace(writers, seen::add);
+    assertEquals(null, source.soleContext(writers), "two active");
+    source.deactivate(0);
+    versions.add(source.instancesVersion());
+    assertEquals(2, source.soleContext(writers).instance().instanceId(), "the one left active");
+    source.release(1);
+    versions.add(source.instancesVersion());
+    assertEquals(null, source.soleContext(writers));
+    assertEquals(versions.size(), versions.stream().distinct().count(), "every change moved it: " + versions);
+    Throwable t = CompletableFuture.supplyAsync(() -> {
+      try {
+        source.soleContext(writers);
+        return null;
+      } catch (IllegalArgumentException e) {
+        return e;
+      }
+    }).join();
+    assertTrue(t instanceof IllegalArgumentException, "another thread's writers are refused");
+  }
+
+  @Test
   void writersOfAnotherThreadOrSourceAreRefused() throws Exception {
     start(0, 1);
     DataSource.ThreadWriters<Void> mine = source.threadWriters();

@@ -1,6 +1,7 @@
 package org.jperfetto.producer.track;
 
 import org.jperfetto.producer.DataSource;
+import org.jperfetto.producer.DataSourceInstance;
 import org.jperfetto.producer.TraceContext;
 import org.jperfetto.producer.TraceWriter;
 import org.jperfetto.producer.proto.ChunkPacketEncoder;
@@ -129,6 +130,16 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
   private final EventContext context = new EventContext();
   private boolean busy;
 
+  // The lane: this thread's writer, sequence and session of the data source's only active
+  // instance, kept while the data source's instancesVersion() stays laneVersion (see findLane).
+  private long laneVersion = -1;
+  private long laneLookedAt = -1;
+  private int laneMask;
+  private DataSourceInstance<Session> laneInstance;
+  private TraceWriter laneWriter;
+  private SequenceState laneSeq;
+  private Session laneSession;
+
   // The event being emitted.
   private int type;
   private Category category;
@@ -208,11 +219,24 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
     function = fn;
   }
 
-  /** Timestamps the event, writes it to every active session, and forgets it. */
+  /**
+   * Timestamps the event, writes it to every active session, and forgets it. With one session
+   * active (the common case), recording this event's category, and its incremental state not cleared
+   * since, the event goes straight to that session's writer (the lane) instead of through the data
+   * source's loop over instances and {@link #trace}'s per-instance lookups.
+   */
   void emit() {
     try {
       timestamp = System.nanoTime();
-      dataSource.trace(writers, this);
+      SequenceState seq = laneSeq;
+      if (laneVersion == dataSource.instancesVersion() && category.enabledInstances() == laneMask
+          && seq.generation == laneInstance.incrementalStateGeneration()) {
+        write(laneWriter, seq, laneSession);
+        laneWriter.finishTracePacket();
+      } else {
+        dataSource.trace(writers, this);
+        findLane();
+      }
     } finally {
       category = null;
       track = null;
@@ -248,6 +272,11 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
     if (!seq.isCurrent(writer, session, generation)) {
       resetIncrementalState(seq, writer, session, generation);
     }
+    write(writer, seq, session);
+  }
+
+  /** The event into writer, on a sequence whose incremental state is current. */
+  private void write(TraceWriter writer, SequenceState seq, Session session) {
     Track t = track;
     if (t == null) {
       if ((type == TYPE_SLICE_END || type == TYPE_SLICE_BEGIN) && function == null && !hasCounter
@@ -263,6 +292,45 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
       }
     }
     writeEvent(writer, seq, session, t);
+  }
+
+  /**
+   * After an event went the regular way: takes the lane if the data source now has one active
+   * instance that this thread has written to (a new session's first event; at most one look per
+   * change of the data source's instances). The version is read first, so that a change made while
+   * looking leaves the lane unused.
+   */
+  private void findLane() {
+    long version = dataSource.instancesVersion();
+    if (version == laneLookedAt) {
+      return;
+    }
+    laneLookedAt = version;
+    laneVersion = -1;
+    laneInstance = null; // nothing of a past session held on to
+    laneWriter = null;
+    laneSeq = null;
+    laneSession = null;
+    TraceContext<Session> ctx = dataSource.soleContext(writers);
+    if (ctx == null || ctx.state() == null) {
+      return;
+    }
+    DataSourceInstance<Session> instance = ctx.instance();
+    SequenceState seq = sequences[instance.index()];
+    if (seq == null || !seq.isCurrent(ctx.writer(), ctx.state(), instance.incrementalStateGeneration())) {
+      return;
+    }
+    laneInstance = instance;
+    laneWriter = ctx.writer();
+    laneSeq = seq;
+    laneSession = ctx.state();
+    laneMask = 1 << instance.index();
+    laneVersion = version;
+  }
+
+  /** Whether this thread's events now go straight to the only active session's writer (for tests). */
+  boolean onLane() {
+    return laneVersion == dataSource.instancesVersion();
   }
 
   /** The descriptor of a track this sequence has not described yet, in a packet before the event's. */

@@ -417,6 +417,11 @@ public final class TrackEvent {
     return s;
   }
 
+  /** Whether the calling thread's events go straight to the only active session's writer (for tests). */
+  boolean onLane() {
+    return threadState().onLane();
+  }
+
   /** The calling thread's state (see {@link #threadCache}). */
   private ThreadState threadState() {
     Thread current = Thread.currentThread();

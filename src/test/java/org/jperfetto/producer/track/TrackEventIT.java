@@ -329,6 +329,60 @@ class TrackEventIT {
   }
 
   /**
+   * With one session active a thread's events go straight to its writer (the lane), from the
+   * session's second event on; a second session, one of two stopping and a cleared incremental state
+   * send events the regular way until the lane fits again, and no event is lost, doubled or sent to
+   * a session that stopped.
+   */
+  @Test
+  void withOneSessionEventsTakeTheLaneAndSessionChangesMoveThemOff() throws Exception {
+    try (TrackEventFixture f = new TrackEventFixture(dir, APP)) {
+      TrackEvent te = f.trackEvent;
+      f.start(1, TrackEventConfig.getDefaultInstance());
+      assertFalse(te.onLane(), "no event yet");
+      te.begin(APP, "first");
+      te.end(APP);
+      assertTrue(te.onLane(), "after the session's first event");
+      for (int i = 0; i < 100; i++) {
+        te.begin(APP, "one", "i", i);
+        te.end(APP);
+      }
+      f.start(2, TrackEventConfig.getDefaultInstance());
+      TrackTestHost.await("two instances", () -> te.dataSource().activeInstances() == 2);
+      te.instant(APP, "both");
+      assertFalse(te.onLane(), "two sessions");
+      f.finish(); // the stop below is the host's alone: it does not flush the way a service does
+      f.host.stopDataSource(1);
+      TrackTestHost.await("one instance", () -> te.dataSource().activeInstances() == 1);
+      te.begin(APP, "second_only");
+      te.end(APP);
+      assertTrue(te.onLane(), "the remaining session's lane");
+      f.host.clearIncrementalState(2);
+      int sequence = -1;
+      DecodedEvents d;
+      int round = 0;
+      do {
+        te.begin(APP, "after_clear", "i", round++);
+        te.end(APP);
+        d = f.finish();
+        sequence = d.named("second_only").get(0).sequence();
+      } while (d.clearedCount.getOrDefault(sequence, 0) < 2 && round < 1000);
+      assertEquals(2, d.clearedCount.getOrDefault(sequence, 0), "the clear reached the lane's sequence");
+      assertTrue(te.onLane(), "back on the lane after the clear");
+      assertEquals(List.of(), d.errors, "every iid resolves within its incremental state");
+      List<DecodedEvents.Event> one = d.named("one");
+      assertEquals(100, one.size());
+      for (int i = 0; i < one.size(); i++) {
+        assertEquals(Map.of("i", (long) i), one.get(i).args());
+      }
+      assertEquals(2, d.named("both").size(), "one copy per session");
+      assertEquals(1, d.named("second_only").size(), "nothing for the stopped session");
+      assertEquals(round, d.named("after_clear").size());
+      assertEquals(sequence, d.named("after_clear").get(round - 1).sequence());
+    }
+  }
+
+  /**
    * Plain slices (the register path), instants and int-argument slices mixed on one thread, across
    * a cleared incremental state and a second session starting: every event keeps its type, name,
    * order, nesting and session.
