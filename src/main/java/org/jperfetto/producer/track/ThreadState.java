@@ -557,21 +557,9 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
     ShortPacket packet = shortPacket.clear();
     int packetSize;
     if (argCount == 0) {
-      if (delta < 0 || (delta >>> 56) != 0) {
+      packetSize = encodePlainSlice(seq, type, category, name, delta);
+      if (packetSize < 0) {
         return false;
-      }
-      if (type == TYPE_SLICE_END) {
-        packetSize = SLICE_END_FIXED_BYTES + n;
-        encodeSliceEnd(packet, packetSize, delta);
-      } else {
-        int categoryId = seq.intern(SequenceState.KIND_CATEGORY, category.name());
-        int nameId = seq.intern(SequenceState.KIND_EVENT_NAME, name);
-        // New strings go out as interned_data with the packet: the fixed-shape path's work.
-        if (((categoryId | nameId) & ~0x7F) != 0 || categoryId == 0 || nameId == 0 || seq.hasPendingInterned()) {
-          return false;
-        }
-        packetSize = SLICE_BEGIN_FIXED_BYTES + n;
-        encodeSliceBegin(packet, packetSize, delta, categoryId, nameId);
       }
     } else {
       if (argCount != 1 || type != TYPE_SLICE_BEGIN || argKinds[0] != ARG_LONG || session.filterDebugAnnotations()) {
@@ -594,6 +582,65 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
       encodeSliceBeginWithInt(packet, packetSize, delta, categoryId, nameId, argId, value);
     }
     storeShortPacket(writer, seq, session, null, packetSize);
+    return true;
+  }
+
+  /**
+   * A slice begin or end with nothing attached into {@link #shortPacket} (cleared), its category and
+   * name interned with one-byte iids; returns the packet's size, or -1 for a delta that is negative
+   * or from 2^56 up, or strings not interned yet (new strings go out as interned_data with the
+   * packet: the fixed-shape path's work).
+   */
+  private int encodePlainSlice(SequenceState seq, int eventType, Category c, String eventName, long delta) {
+    if (delta < 0 || (delta >>> 56) != 0) {
+      return -1;
+    }
+    int n = ProtoWire.varIntSize(delta);
+    if (eventType == TYPE_SLICE_END) {
+      encodeSliceEnd(shortPacket, SLICE_END_FIXED_BYTES + n, delta);
+      return SLICE_END_FIXED_BYTES + n;
+    }
+    int categoryId = seq.intern(SequenceState.KIND_CATEGORY, c.name());
+    int nameId = seq.intern(SequenceState.KIND_EVENT_NAME, eventName);
+    if (((categoryId | nameId) & ~0x7F) != 0 || categoryId == 0 || nameId == 0 || seq.hasPendingInterned()) {
+      return -1;
+    }
+    encodeSliceBegin(shortPacket, SLICE_BEGIN_FIXED_BYTES + n, delta, categoryId, nameId);
+    return SLICE_BEGIN_FIXED_BYTES + n;
+  }
+
+  /**
+   * A plain slice begin (eventName non-null) or end on the thread's track, written on the lane
+   * without staging the event in this state's fields: {@link #encodePlainSlice}, then the writer's
+   * small-packet claim. Returns false, having written nothing, when the event must go the regular
+   * way ({@link #start}, {@link #emit}): no lane (or it no longer fits), an event function of this
+   * thread running, another TrackEvent's category, a null name, absolute timestamps, strings not
+   * interned yet, or no room the writer can give without the regular path (the SMB full, a flush).
+   */
+  boolean laneSlice(int eventType, Category c, String eventName) {
+    SequenceState seq = laneSeq;
+    if (laneVersion != dataSource.instancesVersion() || c.enabledInstances() != laneMask || busy
+        || c.owner() != owner || seq.generation != laneInstance.incrementalStateGeneration()
+        || (eventName == null && eventType != TYPE_SLICE_END) || !laneSession.incrementalTimestamps()) {
+      return false;
+    }
+    long now = System.nanoTime();
+    shortPacket.clear();
+    int packetSize = encodePlainSlice(seq, eventType, c, eventName, now - seq.lastTimestamp);
+    if (packetSize < 0) {
+      return false;
+    }
+    TraceWriter writer = laneWriter;
+    long at = writer.beginSmallPacket(packetSize);
+    if (at < 0) {
+      at = writer.beginSmallPacketInNextChunk(packetSize);
+      if (at < 0) {
+        return false;
+      }
+    }
+    seq.lastTimestamp = now;
+    shortPacket.store(writer.chunkMemory(), at, packetSize + 1);
+    writer.endSmallPacket();
     return true;
   }
 

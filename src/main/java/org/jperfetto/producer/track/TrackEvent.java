@@ -228,7 +228,7 @@ public final class TrackEvent {
 
   /** Begins a slice on the current thread. */
   public void begin(Category category, String name) {
-    if (category.enabledInstances() != 0) {
+    if (category.enabledInstances() != 0 && !threadState().laneSlice(ThreadState.TYPE_SLICE_BEGIN, category, name)) {
       emit(ThreadState.TYPE_SLICE_BEGIN, category, null, name);
     }
   }
@@ -256,7 +256,7 @@ public final class TrackEvent {
 
   /** Ends the innermost slice of the current thread. */
   public void end(Category category) {
-    if (category.enabledInstances() != 0) {
+    if (category.enabledInstances() != 0 && !threadState().laneSlice(ThreadState.TYPE_SLICE_END, category, null)) {
       emit(ThreadState.TYPE_SLICE_END, category, null, null);
     }
   }

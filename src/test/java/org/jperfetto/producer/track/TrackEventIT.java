@@ -383,6 +383,32 @@ class TrackEventIT {
   }
 
   /**
+   * The lane writes a slice for its own TrackEvent's categories only: a category registered with
+   * another TrackEvent, recording in an instance of the same slot, is refused as on the regular way.
+   */
+  @Test
+  void anotherTrackEventsCategoryIsRefusedOnTheLaneToo() throws Exception {
+    Category mine = Category.of("mine");
+    Category theirs = Category.of("theirs");
+    try (TrackEventFixture a = new TrackEventFixture(java.nio.file.Files.createDirectories(dir.resolve("a")), mine);
+        TrackEventFixture b = new TrackEventFixture(java.nio.file.Files.createDirectories(dir.resolve("b")), theirs)) {
+      a.start(1, TrackEventConfig.getDefaultInstance());
+      b.start(1, TrackEventConfig.getDefaultInstance());
+      a.trackEvent.begin(mine, "on_lane");
+      a.trackEvent.end(mine);
+      assertTrue(a.trackEvent.onLane());
+      assertEquals(mine.enabledInstances(), theirs.enabledInstances(), "both record in the same slot");
+      assertThrows(IllegalArgumentException.class, () -> a.trackEvent.begin(theirs, "not_mine"));
+      assertThrows(IllegalArgumentException.class, () -> a.trackEvent.end(theirs));
+      DecodedEvents d = a.finish();
+      assertEquals(List.of(), d.errors);
+      assertEquals(1, d.named("on_lane").size());
+      assertTrue(d.named("not_mine").isEmpty());
+      assertEquals(1, d.ofType(Type.TYPE_SLICE_END).size(), "only the slice of its own category ended");
+    }
+  }
+
+  /**
    * Plain slices (the register path), instants and int-argument slices mixed on one thread, across
    * a cleared incremental state and a second session starting: every event keeps its type, name,
    * order, nesting and session.
