@@ -550,39 +550,49 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
    */
   private boolean tryWriteShortSlice(TraceWriter writer, SequenceState seq, Session session) {
     long delta = timestamp - seq.lastTimestamp;
-    int n = ProtoWire.varIntSize(delta);
     if (!seq.session.incrementalTimestamps()) {
       return false;
     }
-    ShortPacket packet = shortPacket.clear();
+    shortPacket.clear();
     int packetSize;
     if (argCount == 0) {
       packetSize = encodePlainSlice(seq, type, category, name, delta);
-      if (packetSize < 0) {
-        return false;
-      }
     } else {
       if (argCount != 1 || type != TYPE_SLICE_BEGIN || argKinds[0] != ARG_LONG || session.filterDebugAnnotations()) {
         return false;
       }
-      long value = argBits[0];
-      // A negative delta or value takes 10 varint bytes, so the size test refuses those too.
-      int m = ProtoWire.varIntSize(value);
-      if (n + m > SHORT_SLICE_MAX_BYTES - 1 - SLICE_BEGIN_INT_FIXED_BYTES) {
-        return false;
-      }
-      int categoryId = seq.intern(SequenceState.KIND_CATEGORY, category.name());
-      int nameId = seq.intern(SequenceState.KIND_EVENT_NAME, name);
-      int argId = seq.intern(SequenceState.KIND_ANNOTATION_NAME, argNames[0]);
-      if (((categoryId | nameId | argId) & ~0x7F) != 0 || categoryId == 0 || nameId == 0 || argId == 0
-          || seq.hasPendingInterned()) {
-        return false;
-      }
-      packetSize = SLICE_BEGIN_INT_FIXED_BYTES + n + m;
-      encodeSliceBeginWithInt(packet, packetSize, delta, categoryId, nameId, argId, value);
+      packetSize = encodeSliceWithInt(seq, category, name, argNames[0], argBits[0], delta);
+    }
+    if (packetSize < 0) {
+      return false;
     }
     storeShortPacket(writer, seq, session, null, packetSize);
     return true;
+  }
+
+  /**
+   * A slice begin with one non-negative int argument into {@link #shortPacket} (cleared), its
+   * category, name and argument name interned with one-byte iids, when the delta and value need 7
+   * varint bytes or fewer between them; returns the packet's size, or -1.
+   */
+  private int encodeSliceWithInt(SequenceState seq, Category c, String eventName, String argName, long value,
+      long delta) {
+    // A negative delta or value takes 10 varint bytes, so the size test refuses those too.
+    int n = ProtoWire.varIntSize(delta);
+    int m = ProtoWire.varIntSize(value);
+    if (n + m > SHORT_SLICE_MAX_BYTES - 1 - SLICE_BEGIN_INT_FIXED_BYTES) {
+      return -1;
+    }
+    int categoryId = seq.intern(SequenceState.KIND_CATEGORY, c.name());
+    int nameId = seq.intern(SequenceState.KIND_EVENT_NAME, eventName);
+    int argId = seq.intern(SequenceState.KIND_ANNOTATION_NAME, argName);
+    if (((categoryId | nameId | argId) & ~0x7F) != 0 || categoryId == 0 || nameId == 0 || argId == 0
+        || seq.hasPendingInterned()) {
+      return -1;
+    }
+    int packetSize = SLICE_BEGIN_INT_FIXED_BYTES + n + m;
+    encodeSliceBeginWithInt(shortPacket, packetSize, delta, categoryId, nameId, argId, value);
+    return packetSize;
   }
 
   /**
@@ -610,26 +620,58 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
   }
 
   /**
-   * A plain slice begin (eventName non-null) or end on the thread's track, written on the lane
-   * without staging the event in this state's fields: {@link #encodePlainSlice}, then the writer's
-   * small-packet claim. Returns false, having written nothing, when the event must go the regular
-   * way ({@link #start}, {@link #emit}): no lane (or it no longer fits), an event function of this
-   * thread running, another TrackEvent's category, a null name, absolute timestamps, strings not
-   * interned yet, or no room the writer can give without the regular path (the SMB full, a flush).
+   * A slice begin (eventName non-null), with one int argument if argName is not null, or a plain
+   * slice end on the thread's track, written on the lane without staging the event in this state's
+   * fields: {@link #encodePlainSlice} or {@link #encodeSliceWithInt}, then the writer's small-packet
+   * claim. Returns false, having written nothing, when the event must go the regular way ({@link
+   * #start}, {@link #emit}): no lane (or it no longer fits), an event function of this thread
+   * running, another TrackEvent's category, a null name, absolute timestamps, a filtered argument,
+   * a packet of another shape (a negative or large value), strings not interned yet, or no room the
+   * writer can give without the regular path (the SMB full, a flush).
    */
-  boolean laneSlice(int eventType, Category c, String eventName) {
-    SequenceState seq = laneSeq;
-    if (laneVersion != dataSource.instancesVersion() || c.enabledInstances() != laneMask || busy
-        || c.owner() != owner || seq.generation != laneInstance.incrementalStateGeneration()
-        || (eventName == null && eventType != TYPE_SLICE_END) || !laneSession.incrementalTimestamps()) {
+  boolean laneSlice(int eventType, Category c, String eventName, String argName, long value) {
+    if (!laneFits(c) || (eventName == null && eventType != TYPE_SLICE_END)
+        || (argName != null && laneSession.filterDebugAnnotations())) {
       return false;
     }
+    SequenceState seq = laneSeq;
     long now = System.nanoTime();
     shortPacket.clear();
-    int packetSize = encodePlainSlice(seq, eventType, c, eventName, now - seq.lastTimestamp);
-    if (packetSize < 0) {
+    int packetSize = argName == null
+        ? encodePlainSlice(seq, eventType, c, eventName, now - seq.lastTimestamp)
+        : encodeSliceWithInt(seq, c, eventName, argName, value, now - seq.lastTimestamp);
+    return packetSize >= 0 && laneStore(seq, now, packetSize);
+  }
+
+  /**
+   * An integer counter on the lane, as {@link #laneSlice}: returns false, having written nothing,
+   * when it must go the regular way (also for a track that is not a counter's, one this sequence
+   * has not described yet, and values the short packet does not take).
+   */
+  boolean laneCounter(Category c, Track t, long value) {
+    if (!laneFits(c) || !t.isCounter() || !laneSeq.tracks.contains(t.uuid())) {
       return false;
     }
+    SequenceState seq = laneSeq;
+    long now = System.nanoTime();
+    int packetSize = encodeShortCounter(seq, t, value, now - seq.lastTimestamp);
+    return packetSize >= 0 && laneStore(seq, now, packetSize);
+  }
+
+  /**
+   * Whether an event of category c may go down the lane: the lane is current, c is this
+   * TrackEvent's and records exactly the lane's instance, no event function of this thread is
+   * running, and the sequence's incremental state (with incremental timestamps) is current.
+   */
+  private boolean laneFits(Category c) {
+    SequenceState seq = laneSeq;
+    return laneVersion == dataSource.instancesVersion() && c.enabledInstances() == laneMask && !busy
+        && c.owner() == owner && seq.generation == laneInstance.incrementalStateGeneration()
+        && laneSession.incrementalTimestamps();
+  }
+
+  /** Claims room on the lane's writer for the packet in {@link #shortPacket} and stores it; false if none. */
+  private boolean laneStore(SequenceState seq, long now, int packetSize) {
     TraceWriter writer = laneWriter;
     long at = writer.beginSmallPacket(packetSize);
     if (at < 0) {
@@ -651,21 +693,34 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
    * other counter; a packet the writer cannot take now is still written ({@link #storeInNextChunk}).
    */
   private boolean tryWriteShortCounter(TraceWriter writer, SequenceState seq, Session session, Track t) {
-    long delta = timestamp - seq.lastTimestamp;
-    long value = counterBits;
-    if (doubleCounter || function != null || argCount != 0 || ((delta | value) >>> 56) != 0
-        || !seq.session.incrementalTimestamps() || seq.hasPendingInterned()) {
+    if (doubleCounter || function != null || argCount != 0 || !seq.session.incrementalTimestamps()) {
       return false;
+    }
+    int packetSize = encodeShortCounter(seq, t, counterBits, timestamp - seq.lastTimestamp);
+    if (packetSize < 0) {
+      return false;
+    }
+    storeShortPacket(writer, seq, session, t, packetSize);
+    return true;
+  }
+
+  /**
+   * An integer counter on track t into {@link #shortPacket} (cleared here), value and delta
+   * non-negative and below 2^56, the packet within {@link ShortPacket#MAX_BYTES}, nothing interned
+   * waiting to go out; returns the packet's size, or -1.
+   */
+  private int encodeShortCounter(SequenceState seq, Track t, long value, long delta) {
+    if (((delta | value) >>> 56) != 0 || seq.hasPendingInterned()) {
+      return -1;
     }
     int packetSize = COUNTER_FIXED_BYTES + ProtoWire.varIntSize(delta) + t.uuidVarIntSize()
         + ProtoWire.varIntSize(value);
     if (packetSize + 1 > ShortPacket.MAX_BYTES) {
-      return false;
+      return -1;
     }
     encodeCounter(shortPacket.clear(), packetSize, delta, t.uuidVarIntSize(), t.uuidVarIntLowBits(),
         t.uuidVarIntHighBits(), value);
-    storeShortPacket(writer, seq, session, t, packetSize);
-    return true;
+    return packetSize;
   }
 
   /**

@@ -228,14 +228,17 @@ public final class TrackEvent {
 
   /** Begins a slice on the current thread. */
   public void begin(Category category, String name) {
-    if (category.enabledInstances() != 0 && !threadState().laneSlice(ThreadState.TYPE_SLICE_BEGIN, category, name)) {
+    if (category.enabledInstances() != 0
+        && !threadState().laneSlice(ThreadState.TYPE_SLICE_BEGIN, category, name, null, 0)) {
       emit(ThreadState.TYPE_SLICE_BEGIN, category, null, name);
     }
   }
 
   /** Begins a slice with one integer debug annotation. */
   public void begin(Category category, String name, String arg, long value) {
-    if (category.enabledInstances() != 0) {
+    // A null argument name goes the regular way: on the lane a null argName means "no argument".
+    if (category.enabledInstances() != 0
+        && (arg == null || !threadState().laneSlice(ThreadState.TYPE_SLICE_BEGIN, category, name, arg, value))) {
       emit1(ThreadState.TYPE_SLICE_BEGIN, category, null, name, arg, ThreadState.ARG_LONG, value, null);
     }
   }
@@ -256,7 +259,8 @@ public final class TrackEvent {
 
   /** Ends the innermost slice of the current thread. */
   public void end(Category category) {
-    if (category.enabledInstances() != 0 && !threadState().laneSlice(ThreadState.TYPE_SLICE_END, category, null)) {
+    if (category.enabledInstances() != 0
+        && !threadState().laneSlice(ThreadState.TYPE_SLICE_END, category, null, null, 0)) {
       emit(ThreadState.TYPE_SLICE_END, category, null, null);
     }
   }
@@ -356,7 +360,7 @@ public final class TrackEvent {
 
   /** A value on a counter track. */
   public void counter(Category category, Track counterTrack, long value) {
-    if (category.enabledInstances() != 0) {
+    if (category.enabledInstances() != 0 && !threadState().laneCounter(category, counterTrack, value)) {
       check(ThreadState.TYPE_COUNTER, category, null);
       ThreadState t = threadState();
       if (t.start(ThreadState.TYPE_COUNTER, category, requireCounterTrack(counterTrack), null)) {

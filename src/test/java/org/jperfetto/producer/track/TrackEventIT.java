@@ -343,10 +343,18 @@ class TrackEventIT {
       te.begin(APP, "first");
       te.end(APP);
       assertTrue(te.onLane(), "after the session's first event");
+      Track values = Track.counter("lane_values");
       for (int i = 0; i < 100; i++) {
         te.begin(APP, "one", "i", i);
+        te.counter(APP, values, 3L * i);
         te.end(APP);
       }
+      assertTrue(te.onLane());
+      Track sliceTrack = Track.named("not_a_counter");
+      te.begin(APP, sliceTrack, "described"); // the sequence knows the track now
+      te.end(APP, sliceTrack);
+      assertThrows(IllegalArgumentException.class, () -> te.counter(APP, sliceTrack, 1),
+          "a slice track is refused on the lane too");
       f.start(2, TrackEventConfig.getDefaultInstance());
       TrackTestHost.await("two instances", () -> te.dataSource().activeInstances() == 2);
       te.instant(APP, "both");
@@ -374,6 +382,11 @@ class TrackEventIT {
       assertEquals(100, one.size());
       for (int i = 0; i < one.size(); i++) {
         assertEquals(Map.of("i", (long) i), one.get(i).args());
+      }
+      List<DecodedEvents.Event> counters = d.ofType(Type.TYPE_COUNTER);
+      assertEquals(100, counters.size());
+      for (int i = 0; i < counters.size(); i++) {
+        assertEquals(3L * i, counters.get(i).counter(), "counter " + i);
       }
       assertEquals(2, d.named("both").size(), "one copy per session");
       assertEquals(1, d.named("second_only").size(), "nothing for the stopped session");
