@@ -543,10 +543,9 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
    * timestamp is not a delta small enough; a packet the writer cannot take now is still written
    * ({@link #storeInNextChunk}).
    *
-   * <p>One method for both shapes on purpose: at over 325 bytes of bytecode (HotSpot's
-   * FreqInlineSize) the JIT compiles it once, on its own, rather than again inside each caller of
-   * {@link #trace} it compiles. In a young JVM the single C2 thread works through those compiles
-   * one after another while a burst runs in C1 code.
+   * <p>The encoding itself is {@link #encodePlainSlice} and {@link #encodeSliceWithInt}, shared
+   * with the lane ({@link #laneSlice}), which takes these events without staging them whenever one
+   * session is active; this method serves the events that go the regular way.
    */
   private boolean tryWriteShortSlice(TraceWriter writer, SequenceState seq, Session session) {
     long delta = timestamp - seq.lastTimestamp;
