@@ -679,9 +679,7 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
         return false;
       }
     }
-    seq.lastTimestamp = now;
-    shortPacket.store(writer.chunkMemory(), at, packetSize + 1);
-    writer.endSmallPacket();
+    storeAt(writer, seq, at, packetSize, now);
     return true;
   }
 
@@ -756,7 +754,7 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
     if (at < 0) {
       storeInNextChunk(writer, seq, session, t, packetSize);
     } else {
-      storeAt(writer, seq, at, packetSize);
+      storeAt(writer, seq, at, packetSize, timestamp);
     }
   }
 
@@ -772,14 +770,14 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
   private void storeInNextChunk(TraceWriter writer, SequenceState seq, Session session, Track t, int packetSize) {
     long at = writer.beginSmallPacketInNextChunk(packetSize);
     if (at >= 0) {
-      storeAt(writer, seq, at, packetSize);
+      storeAt(writer, seq, at, packetSize, timestamp);
     } else {
       writeEvent(writer, seq, session, t);
     }
   }
 
-  private void storeAt(TraceWriter writer, SequenceState seq, long at, int packetSize) {
-    seq.lastTimestamp = timestamp;
+  private void storeAt(TraceWriter writer, SequenceState seq, long at, int packetSize, long eventTimestamp) {
+    seq.lastTimestamp = eventTimestamp;
     shortPacket.store(writer.chunkMemory(), at, packetSize + 1);
     writer.endSmallPacket();
   }
