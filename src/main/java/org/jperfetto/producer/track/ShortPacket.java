@@ -1,70 +1,49 @@
 package org.jperfetto.producer.track;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 
 /**
- * A packet of at most 32 bytes assembled in four longs (little-endian: byte 0 is the low byte of
- * the first), then stored into a chunk with one 8-byte store per long it reaches. For the commonest
- * trace point packets, whose every byte is known once the timestamp is: no sizing pass and no
- * encoder. The last store writes up to 7 bytes past the packet, so the caller claims that much slack
+ * A packet of at most 32 bytes assembled in a small array, then stored into a chunk with one 8-byte
+ * store per 8 bytes it reaches. For the commonest trace point packets, whose every byte is known
+ * once the timestamp is: no sizing pass and no encoder. Each put is a single 8-byte store whatever
+ * its byte count, so puts must come in the order of their positions (a put's bytes past its count
+ * are zeros that the next field overwrites), and nothing needs clearing between packets. The last
+ * store into the chunk writes up to 7 bytes past the packet, so the caller claims that much slack
  * after it. One thread uses an instance; nothing allocates.
  */
 final class ShortPacket {
   static final int MAX_BYTES = 4 * Long.BYTES;
   private static final ValueLayout.OfLong LONG_LE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+  private static final VarHandle LONG_AT =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN).withInvokeExactBehavior();
 
-  private long w0;
-  private long w1;
-  private long w2;
-  private long w3;
-
-  ShortPacket clear() {
-    w0 = 0;
-    w1 = 0;
-    w2 = 0;
-    w3 = 0;
-    return this;
-  }
+  /** The packet, and room for the 8-byte store of a field that ends at {@link #MAX_BYTES}. */
+  private final byte[] bytes = new byte[MAX_BYTES + Long.BYTES];
 
   /**
-   * Puts the low count bytes of value (the bytes above them must be zero) at byte pos; pos + count
-   * must not pass {@link #MAX_BYTES}.
+   * Puts the low count bytes of value (the bytes above them must be zero) at byte pos, and zeros
+   * in the 8 - count bytes after them; pos must not pass {@link #MAX_BYTES}. Branch-free: where a
+   * field lands depends on the varints before it, and a branch on it that the JIT never saw taken
+   * while it profiled would be left out of the compiled trace point.
    */
   ShortPacket put(long value, int count, int pos) {
-    int bit = pos << 3;
-    // The bytes that spill into the next long: value >>> (64 - shift), and none when shift is 0,
-    // without a branch for that case (a single shift by 64 would be a shift by 0 in Java). Where a
-    // field lands depends on the varints before it, and a branch the JIT never saw taken while it
-    // profiled (a counter's track uuid at byte 8, after a one-byte delta that only compiled code is
-    // fast enough to produce) is left out of the compiled trace point, which is thrown away when a
-    // burst takes it.
-    long spill = (value >>> 1) >>> (63 - (bit & 63));
-    if (pos < 8) {
-      w0 |= value << bit;
-      w1 |= spill;
-    } else if (pos < 16) {
-      w1 |= value << (bit - Long.SIZE);
-      w2 |= spill;
-    } else if (pos < 24) {
-      w2 |= value << (bit - 2 * Long.SIZE);
-      w3 |= spill;
-    } else {
-      w3 |= value << (bit - 3 * Long.SIZE);
-    }
+    LONG_AT.set(bytes, pos, value);
     return this;
   }
 
   /** Stores the first length bytes (and up to 7 after them) at offset at of chunk. */
   void store(MemorySegment chunk, long at, int length) {
-    chunk.set(LONG_LE, at, w0);
+    chunk.set(LONG_LE, at, (long) LONG_AT.get(bytes, 0));
     if (length > Long.BYTES) {
-      chunk.set(LONG_LE, at + Long.BYTES, w1);
+      chunk.set(LONG_LE, at + Long.BYTES, (long) LONG_AT.get(bytes, Long.BYTES));
       if (length > 2 * Long.BYTES) {
-        chunk.set(LONG_LE, at + 2 * Long.BYTES, w2);
+        chunk.set(LONG_LE, at + 2 * Long.BYTES, (long) LONG_AT.get(bytes, 2 * Long.BYTES));
         if (length > 3 * Long.BYTES) {
-          chunk.set(LONG_LE, at + 3 * Long.BYTES, w3);
+          chunk.set(LONG_LE, at + 3 * Long.BYTES, (long) LONG_AT.get(bytes, 3 * Long.BYTES));
         }
       }
     }

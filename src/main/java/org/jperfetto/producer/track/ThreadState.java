@@ -552,7 +552,6 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
     if (!seq.session.incrementalTimestamps()) {
       return false;
     }
-    shortPacket.clear();
     int packetSize;
     if (argCount == 0) {
       packetSize = encodePlainSlice(seq, type, category, name, delta);
@@ -570,7 +569,7 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
   }
 
   /**
-   * A slice begin with one non-negative int argument into {@link #shortPacket} (cleared), its
+   * A slice begin with one non-negative int argument into {@link #shortPacket}, its
    * category, name and argument name interned with one-byte iids, when the delta and value need 7
    * varint bytes or fewer between them; returns the packet's size, or -1.
    */
@@ -595,7 +594,7 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
   }
 
   /**
-   * A slice begin or end with nothing attached into {@link #shortPacket} (cleared), its category and
+   * A slice begin or end with nothing attached into {@link #shortPacket}, its category and
    * name interned with one-byte iids; returns the packet's size, or -1 for a delta that is negative
    * or from 2^56 up, or strings not interned yet (new strings go out as interned_data with the
    * packet: the fixed-shape path's work).
@@ -635,7 +634,6 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
     }
     SequenceState seq = laneSeq;
     long now = System.nanoTime();
-    shortPacket.clear();
     int packetSize = argName == null
         ? encodePlainSlice(seq, eventType, c, eventName, now - seq.lastTimestamp)
         : encodeSliceWithInt(seq, c, eventName, argName, value, now - seq.lastTimestamp);
@@ -702,7 +700,7 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
   }
 
   /**
-   * An integer counter on track t into {@link #shortPacket} (cleared here), value and delta
+   * An integer counter on track t into {@link #shortPacket}, value and delta
    * non-negative and below 2^56, the packet within {@link ShortPacket#MAX_BYTES}, nothing interned
    * waiting to go out; returns the packet's size, or -1.
    */
@@ -715,7 +713,7 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
     if (packetSize + 1 > ShortPacket.MAX_BYTES) {
       return -1;
     }
-    encodeCounter(shortPacket.clear(), packetSize, delta, t.uuidVarIntSize(), t.uuidVarIntLowBits(),
+    encodeCounter(shortPacket, packetSize, delta, t.uuidVarIntSize(), t.uuidVarIntLowBits(),
         t.uuidVarIntHighBits(), value);
     return packetSize;
   }

@@ -19,7 +19,7 @@ class ShortPacketTest {
         for (int count = 1; count <= Long.BYTES && pos + count <= ShortPacket.MAX_BYTES; count++) {
           // A field before this one and one after it, so neighbours must survive the put's spill.
           byte[] model = new byte[ShortPacket.MAX_BYTES];
-          ShortPacket packet = new ShortPacket().clear();
+          ShortPacket packet = new ShortPacket();
           if (pos > 0) {
             put(packet, model, random, Math.min(pos, Long.BYTES), pos - Math.min(pos, Long.BYTES));
           }

@@ -44,6 +44,19 @@ class ShortSlicePacketTest {
    * Stores packet at offset, checks that its bytes are the fixed-shape encoder's (in fixed) and
    * that it parses with the timestamp delta and the flags; returns the parsed packet.
    */
+  /**
+   * One packet for every case, as a thread's state reuses its own, and all ones to begin with: no
+   * byte of the packet before (a longer one, say) may show through the next.
+   */
+  private final ShortPacket reused = allOnes(new ShortPacket());
+
+  private static ShortPacket allOnes(ShortPacket p) {
+    for (int pos = 0; pos <= ShortPacket.MAX_BYTES; pos += Long.BYTES) {
+      p.put(-1L, Long.BYTES, pos);
+    }
+    return p;
+  }
+
   private static TracePacket storedAsFixed(Arena arena, ShortPacket packet, int offset, MemorySegment fixed,
       int packetSize, long delta, String what) throws InvalidProtocolBufferException {
     MemorySegment chunk = stored(arena, packet, offset, packetSize + 1);
@@ -73,7 +86,7 @@ class ShortSlicePacketTest {
             .varInt(TrackEvent.TYPE_FIELD_NUMBER, TrackEvent.Type.TYPE_SLICE_END_VALUE)
             .varInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, FLAGS).finish());
         for (int offset = 0; offset < 8; offset++) {
-          ShortPacket p = new ShortPacket();
+          ShortPacket p = reused;
           ThreadState.encodeSliceEnd(p, packetSize, delta);
           MemorySegment chunk = stored(arena, p, offset, packetSize + 1);
           assertArrayEquals(bytes(fixed, 0, packetSize + 1), bytes(chunk, offset, packetSize + 1), "delta " + delta);
@@ -98,7 +111,7 @@ class ShortSlicePacketTest {
               .varInt(TrackEvent.NAME_IID_FIELD_NUMBER, iids[1])
               .varInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, FLAGS).finish());
           for (int offset = 0; offset < 8; offset++) {
-            ShortPacket p = new ShortPacket();
+            ShortPacket p = reused;
             ThreadState.encodeSliceBegin(p, packetSize, delta, iids[0], iids[1]);
             MemorySegment chunk = stored(arena, p, offset, packetSize + 1);
             assertArrayEquals(bytes(fixed, 0, packetSize + 1), bytes(chunk, offset, packetSize + 1),
@@ -143,7 +156,7 @@ class ShortSlicePacketTest {
                 .varInt(DebugAnnotation.INT_VALUE_FIELD_NUMBER, value)
                 .varInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, FLAGS).finish());
             for (int offset = 0; offset < 8; offset++) {
-              ShortPacket p = new ShortPacket();
+              ShortPacket p = reused;
               ThreadState.encodeSliceBeginWithInt(p, packetSize, delta, iids[0], iids[1], iids[2], value);
               String what = "delta " + delta + " value " + value + " iids " + java.util.Arrays.toString(iids);
               TrackEvent event = storedAsFixed(arena, p, offset, fixed, packetSize, delta, what).getTrackEvent();
@@ -190,7 +203,7 @@ class ShortSlicePacketTest {
                 .varInt(TrackEvent.COUNTER_VALUE_FIELD_NUMBER, value)
                 .varInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, FLAGS).finish());
             for (int offset = 0; offset < 8; offset++) {
-              ShortPacket p = new ShortPacket();
+              ShortPacket p = reused;
               ThreadState.encodeCounter(p, packetSize, delta, u, ChunkPacketEncoder.varIntLowBits(uuid),
                   ChunkPacketEncoder.varIntHighBits(uuid), value);
               String what = "delta " + delta + " value " + value + " uuid " + Long.toUnsignedString(uuid);
