@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.lang.foreign.MemorySegment;
+import com.google.protobuf.CodedOutputStream;
 import java.util.HexFormat;
 import org.junit.jupiter.api.Test;
 
@@ -43,6 +44,17 @@ class ScatteredStreamWriterTest {
     assertEquals(1, ProtoWire.varIntSize(0));
     assertEquals(2, ProtoWire.varIntSize(128));
     assertEquals(10, ProtoWire.varIntSize(-1));
+  }
+
+  @Test
+  void varIntSizesAreProtobufJavasAtEveryBitLength() {
+    for (int bit = 0; bit < Long.SIZE; bit++) {
+      long p = 1L << bit;
+      for (long v : new long[] {p - 1, p, p + 1, p | (p - 1)}) {
+        assertEquals(CodedOutputStream.computeUInt64SizeNoTag(v), ProtoWire.varIntSize(v),
+            Long.toUnsignedString(v));
+      }
+    }
   }
 
   @Test
