@@ -544,8 +544,9 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
    * ({@link #storeInNextChunk}).
    *
    * <p>The encoding itself is {@link #encodePlainSlice} and {@link #encodeSliceWithInt}, shared
-   * with the lane ({@link #laneSlice}), which takes these events without staging them whenever one
-   * session is active; this method serves the events that go the regular way.
+   * with the lane ({@link #laneSliceBegin}, {@link #laneSliceEnd}), which takes these events
+   * without staging them whenever one session is active; this method serves the events that go
+   * the regular way.
    */
   private boolean tryWriteShortSlice(TraceWriter writer, SequenceState seq, Session session) {
     long delta = timestamp - seq.lastTimestamp;
@@ -618,30 +619,59 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
   }
 
   /**
-   * A slice begin (eventName non-null), with one int argument if argName is not null, or a plain
-   * slice end on the thread's track, written on the lane without staging the event in this state's
-   * fields: {@link #encodePlainSlice} or {@link #encodeSliceWithInt}, then the writer's small-packet
-   * claim. Returns false, having written nothing, when the event must go the regular way ({@link
-   * #start}, {@link #emit}): no lane (or it no longer fits), an event function of this thread
-   * running, another TrackEvent's category, a null name, absolute timestamps, a filtered argument,
-   * a packet of another shape (a negative or large value), strings not interned yet, or no room the
-   * writer can give without the regular path (the SMB full, a flush).
+   * A plain slice end on the thread's track, written on the lane without staging the event in this
+   * state's fields: {@link #encodePlainSlice}, then the writer's small-packet claim. Returns false,
+   * having written nothing, when the event must go the regular way ({@link #start}, {@link #emit}):
+   * no lane (or it no longer fits), an event function of this thread running, another TrackEvent's
+   * category, absolute timestamps, a packet of another shape, or no room the writer can give
+   * without the regular path (the SMB full, a flush).
+   *
+   * <p>The lane's three slice methods are small on purpose, one per shape with nothing to decide
+   * between shapes: the JIT inlines each into its trace point and folds the shape's constants. A
+   * single method for all three had compiled into more code than the JIT inlines, so every slice
+   * event paid a call and tested at run time what its call site already knew.
    */
-  boolean laneSlice(int eventType, Category c, String eventName, String argName, long value) {
-    if (!laneFits(c) || (eventName == null && eventType != TYPE_SLICE_END)
-        || (argName != null && laneSession.filterDebugAnnotations())) {
+  boolean laneSliceEnd(Category c) {
+    if (!laneFits(c)) {
       return false;
     }
     SequenceState seq = laneSeq;
     long now = System.nanoTime();
-    int packetSize = argName == null
-        ? encodePlainSlice(seq, eventType, c, eventName, now - seq.lastTimestamp)
-        : encodeSliceWithInt(seq, c, eventName, argName, value, now - seq.lastTimestamp);
+    int packetSize = encodePlainSlice(seq, TYPE_SLICE_END, c, null, now - seq.lastTimestamp);
     return packetSize >= 0 && laneStore(seq, now, packetSize);
   }
 
   /**
-   * An integer counter on the lane, as {@link #laneSlice}: returns false, having written nothing,
+   * A slice begin named eventName on the lane, as {@link #laneSliceEnd}; also false for a null
+   * name and for strings not interned yet on the sequence.
+   */
+  boolean laneSliceBegin(Category c, String eventName) {
+    if (!laneFits(c) || eventName == null) {
+      return false;
+    }
+    SequenceState seq = laneSeq;
+    long now = System.nanoTime();
+    int packetSize = encodePlainSlice(seq, TYPE_SLICE_BEGIN, c, eventName, now - seq.lastTimestamp);
+    return packetSize >= 0 && laneStore(seq, now, packetSize);
+  }
+
+  /**
+   * A slice begin with one int argument (argName not null) on the lane, as {@link
+   * #laneSliceBegin}; also false when the session filters debug annotations and for values the
+   * short packet does not take (negative or large).
+   */
+  boolean laneSliceBegin(Category c, String eventName, String argName, long value) {
+    if (!laneFits(c) || eventName == null || laneSession.filterDebugAnnotations()) {
+      return false;
+    }
+    SequenceState seq = laneSeq;
+    long now = System.nanoTime();
+    int packetSize = encodeSliceWithInt(seq, c, eventName, argName, value, now - seq.lastTimestamp);
+    return packetSize >= 0 && laneStore(seq, now, packetSize);
+  }
+
+  /**
+   * An integer counter on the lane, as {@link #laneSliceEnd}: returns false, having written nothing,
    * when it must go the regular way (also for a track that is not a counter's, one this sequence
    * has not described yet, and values the short packet does not take).
    */

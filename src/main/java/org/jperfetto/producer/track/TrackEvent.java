@@ -229,16 +229,16 @@ public final class TrackEvent {
   /** Begins a slice on the current thread. */
   public void begin(Category category, String name) {
     if (category.enabledInstances() != 0
-        && !threadState().laneSlice(ThreadState.TYPE_SLICE_BEGIN, category, name, null, 0)) {
+        && !threadState().laneSliceBegin(category, name)) {
       emit(ThreadState.TYPE_SLICE_BEGIN, category, null, name);
     }
   }
 
   /** Begins a slice with one integer debug annotation. */
   public void begin(Category category, String name, String arg, long value) {
-    // A null argument name goes the regular way: on the lane a null argName means "no argument".
+    // A null argument name goes the regular way, which says what it makes of it.
     if (category.enabledInstances() != 0
-        && (arg == null || !threadState().laneSlice(ThreadState.TYPE_SLICE_BEGIN, category, name, arg, value))) {
+        && (arg == null || !threadState().laneSliceBegin(category, name, arg, value))) {
       emit1(ThreadState.TYPE_SLICE_BEGIN, category, null, name, arg, ThreadState.ARG_LONG, value, null);
     }
   }
@@ -260,7 +260,7 @@ public final class TrackEvent {
   /** Ends the innermost slice of the current thread. */
   public void end(Category category) {
     if (category.enabledInstances() != 0
-        && !threadState().laneSlice(ThreadState.TYPE_SLICE_END, category, null, null, 0)) {
+        && !threadState().laneSliceEnd(category)) {
       emit(ThreadState.TYPE_SLICE_END, category, null, null);
     }
   }
