@@ -638,7 +638,7 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
     SequenceState seq = laneSeq;
     long now = System.nanoTime();
     int packetSize = encodePlainSlice(seq, TYPE_SLICE_END, c, null, now - seq.lastTimestamp);
-    return packetSize >= 0 && laneStore(seq, now, packetSize);
+    return laneStore(seq, now, packetSize);
   }
 
   /**
@@ -652,7 +652,7 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
     SequenceState seq = laneSeq;
     long now = System.nanoTime();
     int packetSize = encodePlainSlice(seq, TYPE_SLICE_BEGIN, c, eventName, now - seq.lastTimestamp);
-    return packetSize >= 0 && laneStore(seq, now, packetSize);
+    return laneStore(seq, now, packetSize);
   }
 
   /**
@@ -667,7 +667,7 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
     SequenceState seq = laneSeq;
     long now = System.nanoTime();
     int packetSize = encodeSliceWithInt(seq, c, eventName, argName, value, now - seq.lastTimestamp);
-    return packetSize >= 0 && laneStore(seq, now, packetSize);
+    return laneStore(seq, now, packetSize);
   }
 
   /**
@@ -682,7 +682,7 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
     SequenceState seq = laneSeq;
     long now = System.nanoTime();
     int packetSize = encodeShortCounter(seq, t, value, now - seq.lastTimestamp);
-    return packetSize >= 0 && laneStore(seq, now, packetSize);
+    return laneStore(seq, now, packetSize);
   }
 
   /**
@@ -697,8 +697,17 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
         && laneSession.incrementalTimestamps();
   }
 
-  /** Claims room on the lane's writer for the packet in {@link #shortPacket} and stores it; false if none. */
+  /**
+   * Claims room on the lane's writer for the packet in {@link #shortPacket} (packetSize bytes, or
+   * -1 for none) and stores it; false if there is no packet or no room. The lane methods return
+   * this answer as it is: a test of their own on it would be taken only when the SMB is full, and
+   * one the JIT had not seen taken would be left out of the trace point inlined into the app's
+   * code, which would be thrown away in the middle of the burst that filled the SMB.
+   */
   private boolean laneStore(SequenceState seq, long now, int packetSize) {
+    if (packetSize < 0) {
+      return false;
+    }
     TraceWriter writer = laneWriter;
     long at = writer.beginSmallPacket(packetSize);
     if (at < 0) {
