@@ -132,7 +132,7 @@ public final class ChunkPacketEncoder {
   /**
    * The varint encoding of value (below 2^56: 1 to 8 bytes) as a little-endian long, first byte in
    * the low bits; {@link ProtoWire#varIntSize} gives its length. For callers that assemble a whole
-   * short packet in registers.
+   * short packet from such longs.
    */
   public static long varIntBits(long value) {
     if ((value >>> 56) != 0) {

@@ -537,8 +537,8 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
   /**
    * A slice begin or end on the thread's own track with no counter or function and at most one
    * argument, a non-negative int on a begin (the commonest packets, the reference workload's among
-   * them), when the category, name and argument name are interned with one-byte iids: assembled in
-   * registers ({@link ShortPacket}) and stored in two or three 8-byte stores, the same bytes the
+   * them), when the category, name and argument name are interned with one-byte iids: assembled
+   * field by field ({@link ShortPacket}) and stored in two or three 8-byte stores, the same bytes the
    * fixed-shape path writes. Returns false, writing nothing, for any other event or when the
    * timestamp is not a delta small enough; a packet the writer cannot take now is still written
    * ({@link #storeInNextChunk}).
@@ -722,7 +722,7 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
 
   /**
    * An integer counter whose value and timestamp delta are non-negative and below 2^56, on a track
-   * this sequence has described: assembled in registers like the short slices, up to four 8-byte
+   * this sequence has described: assembled like the short slices ({@link ShortPacket}), up to four 8-byte
    * stores, the same bytes the fixed-shape path writes. Returns false, writing nothing, for any
    * other counter; a packet the writer cannot take now is still written ({@link #storeInNextChunk}).
    */
