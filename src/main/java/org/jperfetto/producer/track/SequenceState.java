@@ -39,7 +39,11 @@ final class SequenceState {
   Session session;
   int generation;
   long lastTimestamp;
-  final InternTable[] tables = {new InternTable(), new InternTable(), new InternTable()};
+  // A field per kind, not an array: a lookup on the trace point is then one load fewer, and no
+  // bounds check, before the table's own last-found entry.
+  private final InternTable categories = new InternTable();
+  private final InternTable eventNames = new InternTable();
+  private final InternTable annotationNames = new InternTable();
   final UuidSet tracks = new UuidSet();
 
   private int pendingCount;
@@ -58,16 +62,25 @@ final class SequenceState {
     session = s;
     generation = gen;
     lastTimestamp = timestamp;
-    for (InternTable t : tables) {
-      t.clear();
-    }
+    categories.clear();
+    eventNames.clear();
+    annotationNames.clear();
     tracks.clear();
     clearPending();
   }
 
+  private InternTable table(int kind) {
+    return switch (kind) {
+      case KIND_CATEGORY -> categories;
+      case KIND_EVENT_NAME -> eventNames;
+      case KIND_ANNOTATION_NAME -> annotationNames;
+      default -> throw new IllegalArgumentException("no interning table of kind " + kind);
+    };
+  }
+
   /** The iid of value in table kind, interning it (queued for this packet) if new; 0 if full. */
   int intern(int kind, String value) {
-    InternTable table = tables[kind];
+    InternTable table = table(kind);
     int iid = table.find(value);
     if (iid != 0) {
       return iid;
