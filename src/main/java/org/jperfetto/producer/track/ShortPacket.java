@@ -1,9 +1,9 @@
 package org.jperfetto.producer.track;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 
 /**

@@ -3,8 +3,8 @@ package org.jperfetto.producer.proto;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import java.lang.foreign.MemorySegment;
 import com.google.protobuf.CodedOutputStream;
+import java.lang.foreign.MemorySegment;
 import java.util.HexFormat;
 import org.junit.jupiter.api.Test;
 
