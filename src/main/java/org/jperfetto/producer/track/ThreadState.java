@@ -657,7 +657,7 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
 
   /**
    * A slice begin with one int argument (argName not null) on the lane, as {@link
-   * #laneSliceBegin}; also false when the session filters debug annotations and for values the
+   * #laneSliceBegin(Category, String)}; also false when the session filters debug annotations and for values the
    * short packet does not take (negative or large).
    */
   boolean laneSliceBegin(Category c, String eventName, String argName, long value) {
