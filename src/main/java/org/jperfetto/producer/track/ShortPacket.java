@@ -25,9 +25,11 @@ final class ShortPacket {
   private final byte[] bytes = new byte[MAX_BYTES + Long.BYTES];
 
   /**
-   * Puts the low count bytes of value (the bytes above them must be zero) at byte pos, and zeros
-   * in the 8 - count bytes after them; pos must not pass {@link #MAX_BYTES}. Branch-free: where a
-   * field lands depends on the varints before it, and a branch on it that the JIT never saw taken
+   * Puts a count-byte field, the low bytes of value, at byte pos; pos must not pass {@link
+   * #MAX_BYTES}. The store writes all 8 bytes of value whatever count is: the ones past the field
+   * are overwritten by the fields put after it, or land in the slack past the packet, so count only
+   * tells the reader (and the caller's arithmetic) where the next field starts. Branch-free: where
+   * a field lands depends on the varints before it, and a branch on it that the JIT never saw taken
    * while it profiled would be left out of the compiled trace point.
    */
   ShortPacket put(long value, int count, int pos) {
