@@ -10,8 +10,8 @@ import java.nio.ByteOrder;
  * A packet of at most 32 bytes assembled in a small array, then stored into a chunk with one 8-byte
  * store per 8 bytes it reaches. For the commonest trace point packets, whose every byte is known
  * once the timestamp is: no sizing pass and no encoder. Each put is a single 8-byte store whatever
- * its byte count, so puts must come in the order of their positions (a put's bytes past its count
- * are zeros that the next field overwrites), and nothing needs clearing between packets. The last
+ * its byte count, so puts must come in the order of their positions (a put's bytes past its field
+ * are overwritten by the fields after it), and nothing needs clearing between packets. The last
  * store into the chunk writes up to 7 bytes past the packet, so the caller claims that much slack
  * after it. One thread uses an instance; nothing allocates.
  */
