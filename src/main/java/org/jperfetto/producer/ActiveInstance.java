@@ -57,6 +57,7 @@ final class ActiveInstance<S> {
 
   void clearIncrementalState() {
     instance.clearIncrementalState();
+    dataSource.incrementalStateCleared();
     dataSource.handler().onClearIncrementalState(instance);
   }
 }

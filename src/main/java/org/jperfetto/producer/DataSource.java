@@ -173,9 +173,10 @@ public final class DataSource<S> {
 
   /**
    * A number that changes after every change to the instances (one set up, started, stopped or
-   * released). A caller that keeps what {@link #soleContext} returned may write through it instead
-   * of {@link #trace(ThreadWriters, TraceFunction)} for as long as this number stays the one it read
-   * before calling soleContext: it is then still the only active instance, with the same writer.
+   * released, or its incremental state cleared). A caller that keeps what {@link #soleContext}
+   * returned may write through it instead of {@link #trace(ThreadWriters, TraceFunction)} for as
+   * long as this number stays the one it read before calling soleContext: it is then still the only
+   * active instance, with the same writer and the same incremental state.
    */
   public long instancesVersion() {
     return instancesVersion;
@@ -274,6 +275,15 @@ public final class DataSource<S> {
   void release(int index) {
     deactivate(index);
     slots[index] = null;
+    instancesVersion++;
+  }
+
+  /**
+   * An instance's incremental state was cleared (after its generation moved on): moves {@link
+   * #instancesVersion} too, so whatever holds on to an instance's sequence while the version stays
+   * put (TrackEvent's lane) needs no generation test of its own.
+   */
+  void incrementalStateCleared() {
     instancesVersion++;
   }
 }

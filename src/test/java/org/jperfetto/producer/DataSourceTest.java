@@ -94,6 +94,8 @@ class DataSourceTest {
     source.deactivate(0);
     versions.add(source.instancesVersion());
     assertEquals(2, source.soleContext(writers).instance().instanceId(), "the one left active");
+    source.incrementalStateCleared();
+    versions.add(source.instancesVersion());
     source.release(1);
     versions.add(source.instancesVersion());
     assertEquals(null, source.soleContext(writers));

@@ -131,11 +131,11 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
   private boolean busy;
 
   // The lane: this thread's writer, sequence and session of the data source's only active
-  // instance, kept while the data source's instancesVersion() stays laneVersion (see findLane).
+  // instance, kept while the data source's instancesVersion() stays laneVersion (see findLane); the
+  // version also moves when the instance's incremental state is cleared.
   private long laneVersion = -1;
   private long laneLookedAt = -1;
   private int laneMask;
-  private DataSourceInstance<Session> laneInstance;
   private TraceWriter laneWriter;
   private SequenceState laneSeq;
   private Session laneSession;
@@ -228,10 +228,8 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
   void emit() {
     try {
       timestamp = System.nanoTime();
-      SequenceState seq = laneSeq;
-      if (laneVersion == dataSource.instancesVersion() && category.enabledInstances() == laneMask
-          && seq.generation == laneInstance.incrementalStateGeneration()) {
-        write(laneWriter, seq, laneSession);
+      if (laneVersion == dataSource.instancesVersion() && category.enabledInstances() == laneMask) {
+        write(laneWriter, laneSeq, laneSession);
         laneWriter.finishTracePacket();
       } else {
         dataSource.trace(writers, this);
@@ -307,8 +305,7 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
     }
     laneLookedAt = version;
     laneVersion = -1;
-    laneInstance = null; // nothing of a past session held on to
-    laneWriter = null;
+    laneWriter = null; // nothing of a past session held on to
     laneSeq = null;
     laneSession = null;
     TraceContext<Session> ctx = dataSource.soleContext(writers);
@@ -320,7 +317,6 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
     if (seq == null || !seq.isCurrent(ctx.writer(), ctx.state(), instance.incrementalStateGeneration())) {
       return;
     }
-    laneInstance = instance;
     laneWriter = ctx.writer();
     laneSeq = seq;
     laneSession = ctx.state();
@@ -686,15 +682,14 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
   }
 
   /**
-   * Whether an event of category c may go down the lane: the lane is current, c is this
-   * TrackEvent's and records exactly the lane's instance, no event function of this thread is
-   * running, and the sequence's incremental state (with incremental timestamps) is current.
+   * Whether an event of category c may go down the lane: the lane is current (no instance changed
+   * and no incremental state was cleared since it was taken), c is this TrackEvent's and records
+   * exactly the lane's instance, no event function of this thread is running, and the session uses
+   * incremental timestamps.
    */
   private boolean laneFits(Category c) {
-    SequenceState seq = laneSeq;
     return laneVersion == dataSource.instancesVersion() && c.enabledInstances() == laneMask && !busy
-        && c.owner() == owner && seq.generation == laneInstance.incrementalStateGeneration()
-        && laneSession.incrementalTimestamps();
+        && c.owner() == owner && laneSession.incrementalTimestamps();
   }
 
   /**
