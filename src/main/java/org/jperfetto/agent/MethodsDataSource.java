@@ -47,8 +47,9 @@ final class MethodsDataSource {
       }
     }
 
+    /** Rewrites once the instance is active: a rewritten method traces at once (see onActive). */
     @Override
-    public void onStart(DataSourceInstance<MethodPatterns> instance) {
+    public void onActive(DataSourceInstance<MethodPatterns> instance) {
       MethodPatterns p = instance.state();
       if (p != null && !p.isEmpty()) {
         int n = transformer.addSessionPatterns(instance.instanceId(), p);

@@ -38,6 +38,7 @@ final class ActiveInstance<S> {
     }
     dataSource.handler().onStart(instance);
     dataSource.activate(instance.index());
+    dataSource.handler().onActive(instance);
   }
 
   void stop(DataSourceHandler.StopHandle handle) {

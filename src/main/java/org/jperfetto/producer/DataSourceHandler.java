@@ -13,8 +13,19 @@ public interface DataSourceHandler<S> {
     return null;
   }
 
-  /** The instance started: {@link DataSource#trace} reaches it from now on. */
+  /**
+   * The instance is starting: {@link DataSource#trace} reaches it once this returns (then comes
+   * {@link #onActive}).
+   */
   default void onStart(DataSourceInstance<S> instance) {}
+
+  /**
+   * The instance has started and {@link DataSource#trace} reaches it; called right after {@link
+   * #onStart}. A data source whose callers decide to trace by a signal of its own (TrackEvent's
+   * enabled categories) raises that signal here: raised in onStart, a thread that saw it could
+   * trace before the instance was active, and what it wrote would go nowhere.
+   */
+  default void onActive(DataSourceInstance<S> instance) {}
 
   /**
    * The instance is stopping. Call {@code stop.done()} when finished (now or later, from any

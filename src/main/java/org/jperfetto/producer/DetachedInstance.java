@@ -62,6 +62,7 @@ public final class DetachedInstance implements AutoCloseable {
     instance.state(dataSource.handler().onSetup(instance));
     dataSource.handler().onStart(instance);
     dataSource.activate(index);
+    dataSource.handler().onActive(instance);
   }
 
   private MemorySegment mapSmb(long size) {

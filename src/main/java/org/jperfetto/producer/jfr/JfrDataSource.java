@@ -120,8 +120,9 @@ public final class JfrDataSource {
       }
     }
 
+    /** The stream starts once the instance is active, so its first events have somewhere to go. */
     @Override
-    public void onStart(DataSourceInstance<JfrBridge> instance) {
+    public void onActive(DataSourceInstance<JfrBridge> instance) {
       JfrBridge b = instance.state();
       if (b != null) {
         b.start();

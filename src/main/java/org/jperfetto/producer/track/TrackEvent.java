@@ -507,8 +507,13 @@ public final class TrackEvent {
       return new Session(instance.config().getTrackEventConfig());
     }
 
+    /**
+     * Enables the session's categories once the instance is active, not in onStart: an app that
+     * waits for {@link Category#isEnabled()} traces the moment it turns true, and a category
+     * enabled before the instance was active let those first events reach no instance.
+     */
     @Override
-    public void onStart(DataSourceInstance<Session> instance) {
+    public void onActive(DataSourceInstance<Session> instance) {
       if (!warmUp) {
         LIVE_INSTANCES.incrementAndGet();
       }

@@ -96,6 +96,39 @@ class InProcessTrackEventIT {
     assertTrue(d.named("never").isEmpty(), "disabled category");
   }
 
+  /**
+   * An app that waits for its category to turn on traces at once (the reference producer does):
+   * an event traced the moment the category is enabled reaches the session. The categories used
+   * to be enabled before the instance was active, and a burst started in between was lost whole
+   * (seen under load in MultiMachineNetnsIT: 0 of 4,200 events of one producer).
+   */
+  @Test
+  void anEventTracedTheMomentItsCategoryTurnsOnIsRecorded() throws Exception {
+    Category app = Category.of("app");
+    boolean[] seenEnabled = {false};
+    TrackEvent[] holder = new TrackEvent[1];
+    TrackEvent te = TrackEvent.builder().categories(app).processName("eager_app")
+        .onSessionsChanged(() -> {
+          if (app.isEnabled() && !seenEnabled[0]) {
+            seenEnabled[0] = true;
+            holder[0].instant(app, "first_moment"); // on the producer thread, as the category turns on
+          }
+        }).build();
+    holder[0] = te;
+    Path file = dir.resolve("eager.perfetto-trace");
+    try (InProcessTracing tracing = InProcessTracing.start(
+        TracingProducer.builder("eager-app").dataSource(te.dataSource()))) {
+      try (InProcessSession s = tracing.newSession(config()).writeTo(file).start()) {
+        assertTrue(seenEnabled[0], "the listener saw the category on");
+        te.instant(app, "later");
+      }
+    }
+    DecodedEvents d = decode(Files.readAllBytes(file));
+    assertEquals(List.of(), d.errors);
+    assertEquals(1, d.named("later").size());
+    assertEquals(1, d.named("first_moment").size(), "the event traced as the category turned on");
+  }
+
   @Test
   void theJitWarmUpGivesWayToARealSessionAndLeavesNothingInIt() throws Exception {
     Category app = Category.of("app");
