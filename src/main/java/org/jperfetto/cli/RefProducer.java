@@ -59,7 +59,11 @@ public final class RefProducer implements Subcommand {
     }
     // As an app that traces a burst soon after start should: the trace point path compiled meanwhile.
     Thread.ofPlatform().name("trackevent-warmup").daemon().start(TrackEvent::warmUpJit);
-    TrackEvent te = TrackEvent.builder().categories(REF, REF_COUNTER).processName("ref-producer").build();
+    // Started once the session's categories are all set, as the C++ app's session observer: "ref"
+    // alone can be on a moment before "ref.counter", and the burst's first counters would be lost.
+    SessionStart start = new SessionStart();
+    TrackEvent te = TrackEvent.builder().categories(REF, REF_COUNTER).processName("ref-producer")
+        .onSessionsChanged(start).build();
     TracingProducer.Builder builder = TracingProducer.builder("ref-producer")
         .socketPath(Demo.producerSocket(ctx.env())).dataSource(te.dataSource());
     if (args.shmemKb() > 0) {
@@ -67,7 +71,7 @@ public final class RefProducer implements Subcommand {
     }
     try (TracingProducer producer = builder.start()) {
       err.println("[producer] waiting for track_event session (<= " + args.waitStartMs() + " ms)");
-      if (!awaitEnabled(args.waitStartMs())) {
+      if (!start.await(args.waitStartMs())) {
         err.println("[producer] tracing did not start, giving up");
         return 2;
       }
@@ -106,15 +110,31 @@ public final class RefProducer implements Subcommand {
     return new Result(n, counters, t1 - t0, t2 - t1);
   }
 
-  private static boolean awaitEnabled(int timeoutMs) throws InterruptedException {
-    long deadline = System.nanoTime() + Duration.ofMillis(timeoutMs).toNanos();
-    while (!REF.isEnabled()) {
-      if (System.nanoTime() - deadline > 0) {
-        return false;
-      }
-      Thread.sleep(1);
+  /**
+   * What the TrackEvent's sessions-changed listener saw last: whether "ref" is on. The listener runs
+   * once every category of a session is set, so "ref.counter" is on too if the session records it.
+   */
+  static final class SessionStart implements Runnable {
+    private boolean started;
+
+    @Override
+    public synchronized void run() {
+      started = REF.isEnabled();
+      notifyAll();
     }
-    return true;
+
+    /** Waits until a session has enabled "ref"; false after timeoutMs without one. */
+    synchronized boolean await(int timeoutMs) throws InterruptedException {
+      long deadline = System.nanoTime() + Duration.ofMillis(timeoutMs).toNanos();
+      while (!started) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return false;
+        }
+        wait(Math.max(1, left / 1_000_000));
+      }
+      return true;
+    }
   }
 
   private static void awaitDisabled(int timeoutMs) throws InterruptedException {

@@ -105,12 +105,15 @@ class InProcessTrackEventIT {
   @Test
   void anEventTracedTheMomentItsCategoryTurnsOnIsRecorded() throws Exception {
     Category app = Category.of("app");
+    Category counters = Category.of("app.counters");
     boolean[] seenEnabled = {false};
+    boolean[] othersSetToo = {false};
     TrackEvent[] holder = new TrackEvent[1];
-    TrackEvent te = TrackEvent.builder().categories(app).processName("eager_app")
+    TrackEvent te = TrackEvent.builder().categories(app, counters).processName("eager_app")
         .onSessionsChanged(() -> {
           if (app.isEnabled() && !seenEnabled[0]) {
             seenEnabled[0] = true;
+            othersSetToo[0] = counters.isEnabled(); // the listener comes once every category is set
             holder[0].instant(app, "first_moment"); // on the producer thread, as the category turns on
           }
         }).build();
@@ -120,6 +123,7 @@ class InProcessTrackEventIT {
         TracingProducer.builder("eager-app").dataSource(te.dataSource()))) {
       try (InProcessSession s = tracing.newSession(config()).writeTo(file).start()) {
         assertTrue(seenEnabled[0], "the listener saw the category on");
+        assertTrue(othersSetToo[0], "and the session's other category too (what ref-producer waits for)");
         te.instant(app, "later");
       }
     }
