@@ -62,7 +62,11 @@ public final class Category {
     return tags;
   }
 
-  /** Whether any tracing session records this category now. */
+  /**
+   * Whether any tracing session records this category now. A session's categories turn on one after
+   * another: code that waits for a session before tracing in several categories waits for {@link
+   * TrackEvent.Builder#onSessionsChanged}, which runs once all of them are set.
+   */
   public boolean isEnabled() {
     return (enabledInstances & ~UNREGISTERED) != 0;
   }
