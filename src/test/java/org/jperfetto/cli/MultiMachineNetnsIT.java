@@ -157,7 +157,8 @@ class MultiMachineNetnsIT {
     }
     StringBuilder out = new StringBuilder("\n" + machine + ": slices never begun:");
     for (int i = begun.nextClearBit(0); i < SLICES; ) {
-      int end = Math.min(SLICES, begun.nextSetBit(i) < 0 ? SLICES : begun.nextSetBit(i));
+      int next = begun.nextSetBit(i);
+      int end = next < 0 ? SLICES : next; // [i, end) never begun
       out.append(' ').append(i).append('-').append(end - 1);
       i = begun.nextClearBit(end);
     }
