@@ -53,7 +53,9 @@ public final class AotTraining implements Subcommand {
     PrintStream err = ctx.err();
     Category slices = Category.described(SLICES, "AOT training events");
     Category counters = Category.described(COUNTERS, "AOT training counters");
-    TrackEvent te = TrackEvent.builder().categories(slices, counters).processName("jperfetto-aot-training").build();
+    SessionStart start = new SessionStart(slices); // its counters then from the first iteration
+    TrackEvent te = TrackEvent.builder().categories(slices, counters).processName("jperfetto-aot-training")
+        .onSessionsChanged(start).build();
     TracingProducer.Builder builder = TracingProducer.builder("jperfetto-aot-training")
         .socketPath(Demo.producerSocket(ctx.env())).dataSource(te.dataSource());
     AtomicInteger consumerExit = new AtomicInteger(Jperfetto.EXIT_ERROR);
@@ -61,7 +63,7 @@ public final class AotTraining implements Subcommand {
       Thread consumer = Thread.ofPlatform().name("aot-training-consumer")
           .start(() -> consumerExit.set(Jperfetto.run(argv, ctx)));
       long iterations = 0;
-      if (awaitEnabled(slices, consumer)) {
+      if (awaitEnabled(start, consumer)) {
         iterations = emit(te, slices, counters);
       } else {
         err.println("jperfetto " + NAME + ": the session never enabled " + SLICES
@@ -73,13 +75,13 @@ public final class AotTraining implements Subcommand {
     return consumerExit.get();
   }
 
-  private static boolean awaitEnabled(Category slices, Thread consumer) throws InterruptedException {
+  /** Waits for the session (false after WAIT_ENABLED_MS, or once the consumer has given up). */
+  private static boolean awaitEnabled(SessionStart start, Thread consumer) throws InterruptedException {
     long deadline = System.nanoTime() + WAIT_ENABLED_MS * 1_000_000L;
-    while (!slices.isEnabled()) {
+    while (!start.await(1)) {
       if (!consumer.isAlive() || System.nanoTime() - deadline > 0) {
         return false;
       }
-      Thread.sleep(1);
     }
     return true;
   }

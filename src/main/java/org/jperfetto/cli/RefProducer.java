@@ -61,7 +61,7 @@ public final class RefProducer implements Subcommand {
     Thread.ofPlatform().name("trackevent-warmup").daemon().start(TrackEvent::warmUpJit);
     // Started once the session's categories are all set, as the C++ app's session observer: "ref"
     // alone can be on a moment before "ref.counter", and the burst's first counters would be lost.
-    SessionStart start = new SessionStart();
+    SessionStart start = new SessionStart(REF);
     TrackEvent te = TrackEvent.builder().categories(REF, REF_COUNTER).processName("ref-producer")
         .onSessionsChanged(start).build();
     TracingProducer.Builder builder = TracingProducer.builder("ref-producer")
@@ -108,33 +108,6 @@ public final class RefProducer implements Subcommand {
     long t2 = System.nanoTime();
     long counters = counterEvery > 0 ? (n + counterEvery - 1) / counterEvery : 0;
     return new Result(n, counters, t1 - t0, t2 - t1);
-  }
-
-  /**
-   * What the TrackEvent's sessions-changed listener saw last: whether "ref" is on. The listener runs
-   * once every category of a session is set, so "ref.counter" is on too if the session records it.
-   */
-  static final class SessionStart implements Runnable {
-    private boolean started;
-
-    @Override
-    public synchronized void run() {
-      started = REF.isEnabled();
-      notifyAll();
-    }
-
-    /** Waits until a session has enabled "ref"; false after timeoutMs without one. */
-    synchronized boolean await(int timeoutMs) throws InterruptedException {
-      long deadline = System.nanoTime() + Duration.ofMillis(timeoutMs).toNanos();
-      while (!started) {
-        long left = deadline - System.nanoTime();
-        if (left <= 0) {
-          return false;
-        }
-        wait(Math.max(1, left / 1_000_000));
-      }
-      return true;
-    }
   }
 
   private static void awaitDisabled(int timeoutMs) throws InterruptedException {
