@@ -47,7 +47,7 @@ need() { [ -x "$1" ] || { echo "missing $1 ($2)" >&2; exit 1; }; }
 [ "$producer" = cpp ] && need "${REF_APP:-}" "set REF_APP"
 
 dir=$(mktemp -d /tmp/burst.XXXXXX)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$dir"' EXIT
+trap 'kill $(jobs -p) ${prod:-} 2>/dev/null || true; rm -rf "$dir"' EXIT
 if [ -z "$external" ]; then
   export PERFETTO_PRODUCER_SOCK_NAME=$dir/p.sock PERFETTO_CONSUMER_SOCK_NAME=$dir/c.sock
 fi
@@ -97,19 +97,30 @@ echo "# service=$service producer=$producer consumer=$consumer n=$n smb_kb=$smb_
 [ "$warm" = 1 ] && start_service
 for r in $(seq "$runs"); do
   [ "$warm" = 1 ] || start_service
-  run_producer > "$dir/producer.out" 2> "$dir/producer.err" &
+  # The producer's output comes through a pipe that this shell blocks on: during the burst the
+  # harness must take no CPU. (It used to poll the output with grep and sleep every 10 ms; on 2
+  # cores each poll's fork and exec held the core the producer did not for ~2 ms, the service's
+  # thread and the C++ SDK's IPC thread waited behind it, and ftrace's sched_switch put most of a
+  # burst's loss, into either service, in those waits.)
+  : > "$dir/producer.out"
+  exec {pout}< <(run_producer 2> "$dir/producer.err")
   prod=$!
   sleep ${BURST_DELAY:-0.3}   # the producer connects and registers before the session starts
   c0=$(ticks "$svc")
   record &
   cli=$!
   # ingest: from the session's start until the producer's burst and flush are done (+ 200 ms)
-  until grep -q '^producer:' "$dir/producer.out" 2>/dev/null || ! kill -0 $prod 2>/dev/null; do sleep 0.01; done
+  while IFS= read -r l <&"$pout"; do
+    printf '%s\n' "$l" >> "$dir/producer.out"
+    [[ $l == producer:* ]] && break
+  done
   sleep 0.2
   c1=$(ticks "$svc")
   wait $cli || true
   c2=$(ticks "$svc")
-  wait $prod || true
+  cat <&"$pout" >> "$dir/producer.out"   # the rest, until the producer exits
+  exec {pout}<&-
+  wait $prod 2>/dev/null || true
   line=$(grep '^producer:' "$dir/producer.out" || echo "producer: (no result)")
   rate=$(sed -n 's/.*slices_per_s=\([0-9]*\).*/\1/p' <<<"$line")
   sum=$("$B/jperfetto" summary "$dir/trace" 2>/dev/null || echo "slice_begins=0")
