@@ -87,6 +87,16 @@ final class SharedMemoryArbiter {
   private final BooleanSupplier processBarrier;
   /** Waits STALL_THEN_DROP allows; lowered by tests. */
   int maxStallsBeforeDrop = MAX_STALLS_BEFORE_DROP;
+  /**
+   * Run on a writer's thread each time it finds no free chunk and is about to drop (not under
+   * STALL, which waits anyway): {@link Thread#yield}. When a burst fills the SMB on a machine with
+   * few cores, the service thread that would free chunks is often runnable but queued behind this
+   * very writer on its CPU (the commit just sent woke it there), and a writer that went on dropping
+   * kept it waiting until the scheduler preempted it, milliseconds later. With nothing else
+   * runnable on the CPU the yield returns at once. A writer that keeps dropping asks again only
+   * when it retries, after each 1 KiB of dropped packets. Replaced by tests.
+   */
+  Runnable yieldToService = Thread::yield;
   private volatile boolean detached;
   private volatile long stalls;
 
@@ -227,6 +237,7 @@ final class SharedMemoryArbiter {
           || (policy == BufferExhaustedPolicy.STALL_THEN_DROP && stall >= maxStallsBeforeDrop)) {
         if (!detached) {
           requestDrain(); // chunks held back for a batch go now: the service frees them sooner
+          yieldToService.run();
         }
         return ChunkHandle.INVALID;
       }

@@ -74,6 +74,8 @@ class SharedMemoryArbiterTest {
   void stallThenDropWaitsABitThenDropsAtOnceUntilAChunkIsFree() throws Exception {
     try (TestSink sink = new TestSink(TestSink.Mode.LAZY, 2, 4096, 1 << 20)) {
       sink.arbiter.maxStallsBeforeDrop = 3;
+      java.util.concurrent.atomic.AtomicInteger yields = new java.util.concurrent.atomic.AtomicInteger();
+      sink.arbiter.yieldToService = yields::incrementAndGet;
       TraceWriter writer = sink.newWriter(BufferExhaustedPolicy.STALL_THEN_DROP);
       byte[] filler = new byte[100];
       for (int i = 0; i < 200; i++) {
@@ -82,6 +84,10 @@ class SharedMemoryArbiterTest {
       writer.finishTracePacket();
       assertEquals(1, writer.dropEvents());
       assertTrue(sink.arbiter.stalls() >= 3);
+      // The stalls park; the attempt that gives up yields, and so does each retry while dropping
+      // (one per 1 KiB garbage chunk, about ten of these packets), not each dropped packet.
+      assertTrue(yields.get() >= 1 && yields.get() <= writer.droppedPackets() / 5 + 1,
+          "yields " + yields.get() + " for " + writer.droppedPackets() + " dropped packets");
       long stallsWhenDropping = sink.arbiter.stalls();
       for (int i = 0; i < 50; i++) {
         writer.newTracePacket().appendBytes(1, filler);

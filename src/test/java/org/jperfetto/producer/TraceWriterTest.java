@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.jperfetto.producer.proto.ProtoWriter;
 import org.jperfetto.protos.TracePacket;
 import org.junit.jupiter.api.Test;
@@ -101,6 +102,8 @@ class TraceWriterTest {
   @Test
   void dropWithTinySmbCountsLossAndTheRestDecodes() throws Exception {
     try (TestSink sink = new TestSink(TestSink.Mode.LAZY, 4, PAGE, 8 << 20)) {
+      AtomicInteger yields = new AtomicInteger();
+      sink.arbiter.yieldToService = yields::incrementAndGet;
       TraceWriter writer = sink.newWriter(BufferExhaustedPolicy.DROP);
       byte[] filler = new byte[90];
       int n = 1000;
@@ -112,6 +115,12 @@ class TraceWriterTest {
       writer.finishTracePacket();
       assertTrue(writer.dropEvents() >= 1, "the 16 KiB SMB ran out");
       assertTrue(writer.droppedPackets() > 0);
+      // The writer yields each time it finds no free chunk: on entering drop mode and at each retry
+      // (a 1 KiB garbage chunk holds about ten of these packets), never per dropped packet.
+      int yieldsWhileFull = yields.get();
+      assertTrue(yieldsWhileFull >= writer.dropEvents(), "yields " + yieldsWhileFull);
+      assertTrue(yieldsWhileFull <= writer.droppedPackets() / 5 + 1,
+          "yields " + yieldsWhileFull + " for " + writer.droppedPackets() + " dropped packets");
       sink.drain(); // the service catches up: chunks are free again
       // Still dropping into the 1 KiB scratch chunk until it fills; then a real chunk again.
       for (int i = n; i < n + 100; i++) {
@@ -121,6 +130,7 @@ class TraceWriterTest {
       }
       writer.flush();
       sink.drain();
+      assertTrue(yields.get() <= yieldsWhileFull + 1, "once chunks are free again the writer stops yielding");
       List<ServiceSide.Read> reads = sink.service.readAll();
       long lost = n + 100 - reads.size();
       assertTrue(lost >= writer.droppedPackets() - 1 && lost > 0, "lost=" + lost + " dropped="
