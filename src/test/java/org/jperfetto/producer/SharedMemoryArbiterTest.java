@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.jperfetto.abi.ChunkHandle;
 import org.jperfetto.abi.ChunkHeader;
 import org.jperfetto.abi.PageHeader;
@@ -74,7 +75,7 @@ class SharedMemoryArbiterTest {
   void stallThenDropWaitsABitThenDropsAtOnceUntilAChunkIsFree() throws Exception {
     try (TestSink sink = new TestSink(TestSink.Mode.LAZY, 2, 4096, 1 << 20)) {
       sink.arbiter.maxStallsBeforeDrop = 3;
-      java.util.concurrent.atomic.AtomicInteger yields = new java.util.concurrent.atomic.AtomicInteger();
+      AtomicInteger yields = new AtomicInteger();
       sink.arbiter.yieldToService = yields::incrementAndGet;
       TraceWriter writer = sink.newWriter(BufferExhaustedPolicy.STALL_THEN_DROP);
       byte[] filler = new byte[100];
