@@ -36,9 +36,7 @@ final class ActiveInstance<S> {
     if (slot.arbiter() != arbiter) {
       dataSource.setUp(instance, arbiter, instance.config().getTargetBuffer());
     }
-    dataSource.handler().onStart(instance);
-    dataSource.activate(instance.index());
-    dataSource.handler().onActive(instance);
+    dataSource.start(instance);
   }
 
   void stop(DataSourceHandler.StopHandle handle) {

@@ -262,6 +262,16 @@ public final class DataSource<S> {
     return -1;
   }
 
+  /**
+   * Starts a set-up instance: the handler's onStart, then the instance active (trace reaches it),
+   * then onActive, in that order wherever an instance starts.
+   */
+  void start(DataSourceInstance<S> instance) {
+    handler.onStart(instance);
+    activate(instance.index());
+    handler.onActive(instance);
+  }
+
   void activate(int index) {
     activeMask |= 1 << index; // volatile write publishes the slot
     instancesVersion++;

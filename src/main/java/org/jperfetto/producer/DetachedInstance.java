@@ -60,9 +60,7 @@ public final class DetachedInstance implements AutoCloseable {
     index = instance.index();
     dataSource.setUp(instance, arbiter, config.getTargetBuffer());
     instance.state(dataSource.handler().onSetup(instance));
-    dataSource.handler().onStart(instance);
-    dataSource.activate(index);
-    dataSource.handler().onActive(instance);
+    dataSource.start(instance);
   }
 
   private MemorySegment mapSmb(long size) {
