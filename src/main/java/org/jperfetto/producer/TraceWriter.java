@@ -74,6 +74,8 @@ public final class TraceWriter implements AutoCloseable {
   private boolean firstPacketOnSequence = true;
   private boolean closed;
   private long dropEvents;
+  /** Set on dropping, cleared by {@link #acknowledgeLoss}: small-packet claims stay closed meanwhile. */
+  private boolean lossUnacknowledged;
   private long droppedPackets;
   private long packetsWritten;
 
@@ -129,6 +131,41 @@ public final class TraceWriter implements AutoCloseable {
   /** Times the writer found the buffer exhausted and started dropping. */
   public long dropEvents() {
     return dropEvents;
+  }
+
+  /**
+   * Whether packets were lost since the last {@link #acknowledgeLoss}: the sequence's incremental
+   * state (interned strings, the delta clock) may now lie in lost packets. trace_processor ignores a
+   * sequence's packets that need incremental state from the first loss on, until a packet clears it;
+   * a writer of such packets answers with a new incremental state, then acknowledges. Meanwhile
+   * {@link #beginSmallPacket} declines, so that no short packet built on the old state slips in.
+   */
+  public boolean lossUnacknowledged() {
+    return lossUnacknowledged;
+  }
+
+  /**
+   * Whether the next packet may land in the buffer: the writer is not dropping, or it is and will
+   * ask for a chunk again at the next packet (its scratch chunk is used up). The moment to write a
+   * new incremental state after a loss, which otherwise goes where the dropped packets went.
+   */
+  public boolean nextPacketMayLand() {
+    return !dropPackets || retryNewChunkAfterPacket || stream.bytesAvailable() < MIN_PACKET_ROOM;
+  }
+
+  /**
+   * Ends {@link #lossUnacknowledged()} if the writer is writing to the buffer again (not dropping);
+   * returns whether it did. Called by the writer's thread after it wrote a new incremental state.
+   */
+  public boolean acknowledgeLoss() {
+    if (dropPackets) {
+      return false;
+    }
+    lossUnacknowledged = false;
+    if (ChunkHandle.isValid(chunk)) {
+      stream.openClaims();
+    }
+    return true;
   }
 
   /** Packets begun while dropping, plus packets cut off when the buffer ran out (lost packets). */
@@ -238,8 +275,8 @@ public final class TraceWriter implements AutoCloseable {
   public long beginSmallPacketInNextChunk(int length) {
     handshake.enter(this); // may hand the chunk to a pending flush: the checks come after it
     long at = -1;
-    if (!closed && !firstPacketOnSequence && !dropPackets && !retryNewChunkAfterPacket && !packetOpen
-        && !refusesSmallPacket(length)) {
+    if (!closed && !firstPacketOnSequence && !dropPackets && !lossUnacknowledged && !retryNewChunkAfterPacket
+        && !packetOpen && !refusesSmallPacket(length)) {
       nextRange();
       if (!dropPackets) {
         at = claimSmallPacket(length);
@@ -438,6 +475,9 @@ public final class TraceWriter implements AutoCloseable {
     } else {
       stream.reset(smb, begin, end);
     }
+    if (lossUnacknowledged) {
+      stream.closeClaims();
+    }
   }
 
   private void enterDropMode() {
@@ -459,6 +499,7 @@ public final class TraceWriter implements AutoCloseable {
       dropEvents++;
     }
     dropPackets = true;
+    lossUnacknowledged = true;
     countInflated = false;
     reachedMaxPackets = false;
     retryNewChunkAfterPacket = false;

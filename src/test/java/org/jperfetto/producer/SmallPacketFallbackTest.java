@@ -240,6 +240,7 @@ class SmallPacketFallbackTest {
       int end = n + 40; // about 3 KiB more: room for them once the scratch chunk is full
       for (int i = n; i < end; i++) {
         filler(w, 60);
+        w.acknowledgeLoss(); // as TrackEvent does once it wrote a new incremental state
         fast.write(w, SMALL_TIMESTAMP + i);
       }
       assertTrue(fast.accepted.get(fast.accepted.size() - 1), "back on the fast path");
@@ -258,6 +259,48 @@ class SmallPacketFallbackTest {
       assertTrue(smallOnes.size() < end && smallOnes.contains(end - 1L), "some lost, the last kept: " + smallOnes);
       assertEquals(smallOnes.stream().sorted().toList(), smallOnes, "in order");
       assertTrue(announced, "the first packet after the loss says so");
+      assertEquals(0, sink.service.badChunks);
+    }
+  }
+
+  @Test
+  void afterALossTheFastPathStaysClosedUntilTheLossIsAcknowledged() throws Exception {
+    try (TestSink sink = new TestSink(TestSink.Mode.LAZY, 2, PAGE, 1 << 20)) {
+      TraceWriter w = sink.newWriter(BufferExhaustedPolicy.DROP);
+      Small fast = new Small(true);
+      assertFalse(w.lossUnacknowledged());
+      while (w.dropEvents() == 0) {
+        filler(w, 60);
+      }
+      assertTrue(w.lossUnacknowledged());
+      assertFalse(w.acknowledgeLoss(), "not while the writer is still dropping");
+      assertTrue(w.lossUnacknowledged());
+      sink.drain(); // chunks are free again; the writer finds one when its scratch chunk is used up
+      int written = 0;
+      boolean landed = false;
+      while (!landed) {
+        landed = w.nextPacketMayLand();
+        filler(w, 60); // the packet a TrackEvent writes then: its new incremental state
+        written++;
+        assertTrue(written < 100, "the writer never left drop mode");
+        fast.write(w, SMALL_TIMESTAMP + written);
+        assertFalse(fast.accepted.get(fast.accepted.size() - 1), "declined before the acknowledgement");
+      }
+      assertTrue(w.lossUnacknowledged(), "writing again does not acknowledge by itself");
+      assertTrue(w.acknowledgeLoss());
+      assertFalse(w.lossUnacknowledged());
+      fast.write(w, SMALL_TIMESTAMP + 1000);
+      assertTrue(fast.accepted.get(fast.accepted.size() - 1), "the fast path again");
+      w.flush();
+      sink.drain();
+      List<Long> smallOnes = new ArrayList<>();
+      for (ServiceSide.Read r : sink.service.readAll()) {
+        TracePacket packet = TracePacket.parseFrom(r.data());
+        if (packet.hasTimestamp()) {
+          smallOnes.add(packet.getTimestamp() - SMALL_TIMESTAMP);
+        }
+      }
+      assertEquals(1000L, smallOnes.get(smallOnes.size() - 1));
       assertEquals(0, sink.service.badChunks);
     }
   }

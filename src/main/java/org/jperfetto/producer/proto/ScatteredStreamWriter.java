@@ -57,6 +57,11 @@ public final class ScatteredStreamWriter {
     claimEnd = -1;
   }
 
+  /** Lets {@link #tryClaim} claim up to the end of the current range again, after {@link #closeClaims}. */
+  public void openClaims() {
+    claimEnd = rangeEnd;
+  }
+
   /** Asks the delegate for the next range; fails clearly if it gave none. */
   public void extend() {
     delegate.getNewBuffer(this);

@@ -275,6 +275,9 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
 
   /** The event into writer, on a sequence whose incremental state is current. */
   private void write(TraceWriter writer, SequenceState seq, Session session) {
+    if (writer.lossUnacknowledged() && writer.nextPacketMayLand()) {
+      recoverFromLoss(writer, seq, session);
+    }
     Track t = track;
     if (t == null) {
       if ((type == TYPE_SLICE_END || type == TYPE_SLICE_BEGIN) && function == null && !hasCounter
@@ -881,6 +884,21 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
       p.appendVarInt(TracePacket.TIMESTAMP_FIELD_NUMBER, ts);
       p.appendVarInt(TracePacket.TIMESTAMP_CLOCK_ID_FIELD_NUMBER, CLOCK_ID_MONOTONIC);
     }
+  }
+
+  /**
+   * After the writer dropped packets: a new incremental state, so that what follows the loss can be
+   * read. The packets lost may have held interned strings, track descriptors or clock deltas that
+   * later packets build on, and trace_processor skips every packet of the sequence that needs
+   * incremental state from a loss until the state is cleared; without this, a burst that filled the
+   * SMB once would show nothing of this thread after that moment. (Upstream's SDK leaves that to a
+   * periodic clear, incremental_state_config.clear_period_ms, off by default.) Written only when
+   * its first packet may land in the buffer; if the writer drops again meanwhile, the next event
+   * tries again.
+   */
+  private void recoverFromLoss(TraceWriter writer, SequenceState seq, Session session) {
+    resetIncrementalState(seq, writer, session, seq.generation);
+    writer.acknowledgeLoss();
   }
 
   /**

@@ -15,8 +15,10 @@ import org.jperfetto.protos.TrackEvent;
 /**
  * Reads TrackEvents back the way trace_processor does, for assertions: per sequence, interned ids
  * resolved (cleared on SEQ_INCREMENTAL_STATE_CLEARED, an error if used before being defined or
- * without valid state), delta timestamps on the incremental clock turned absolute, the default
- * track from trace_packet_defaults, track descriptors collected by uuid.
+ * before any state was set), delta timestamps on the incremental clock turned absolute, the default
+ * track from trace_packet_defaults, track descriptors collected by uuid. After a packet that says
+ * packets were lost before it (previous_packet_dropped), packets that need incremental state are
+ * skipped until the state is cleared again, as trace_processor skips them ({@link #skippedAfterLoss}).
  */
 final class DecodedEvents {
   /** One TrackEvent with everything resolved. Args map names to Long, Double, Boolean, String, Map or List. */
@@ -28,9 +30,12 @@ final class DecodedEvents {
   final Map<Long, TrackDescriptor> tracks = new LinkedHashMap<>();
   final Map<Integer, Integer> clearedCount = new HashMap<>();
   final List<String> errors = new ArrayList<>();
+  /** Packets that needed incremental state after a loss, before it was cleared: trace_processor skips them. */
+  int skippedAfterLoss;
 
   private static final class Seq {
     boolean valid;
+    boolean lost;
     final Map<Long, String> categories = new HashMap<>();
     final Map<Long, String> names = new HashMap<>();
     final Map<Long, String> annotationNames = new HashMap<>();
@@ -47,11 +52,14 @@ final class DecodedEvents {
     Seq s = sequences.computeIfAbsent(seqId, k -> new Seq());
     if ((p.getSequenceFlags() & TracePacket.SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED_VALUE) != 0) {
       s.valid = true;
+      s.lost = false;
       s.categories.clear();
       s.names.clear();
       s.annotationNames.clear();
       s.incrementalKnown = false;
       clearedCount.merge(seqId, 1, Integer::sum);
+    } else if (p.getPreviousPacketDropped() != 0) {
+      s.lost = true;
     }
     if (p.hasTracePacketDefaults()) {
       s.clockId = p.getTracePacketDefaults().getTimestampClockId();
@@ -66,6 +74,10 @@ final class DecodedEvents {
       }
     }
     boolean needs = (p.getSequenceFlags() & TracePacket.SequenceFlags.SEQ_NEEDS_INCREMENTAL_STATE_VALUE) != 0;
+    if (needs && s.lost) {
+      skippedAfterLoss++;
+      return;
+    }
     if (needs && !s.valid) {
       errors.add("packet needs incremental state before any was set: seq=" + seqId);
       return;

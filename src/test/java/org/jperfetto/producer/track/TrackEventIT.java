@@ -580,8 +580,6 @@ class TrackEventIT {
     try (TrackEventFixture f = new TrackEventFixture(dir, APP)) {
       f.start(1, TrackEventConfig.getDefaultInstance());
       TrackEvent te = f.trackEvent;
-      // Everything interned before the loss: a string first interned while dropping would be lost
-      // with its packet and stay unknown until the next incremental state clear (as upstream's).
       te.begin(APP, "s", "i", -1);
       te.end(APP);
       f.host.pauseReading();
@@ -593,9 +591,23 @@ class TrackEventIT {
         }
         te.begin(APP, "s", "i", i);
         te.end(APP);
+        if (i == whileFull / 2) {
+          // First interned while the writer drops: its interned data is lost with the packet, and
+          // it must be interned again in the new incremental state that follows the loss.
+          te.instant(APP, "named_while_dropping");
+        }
+        if (i > whileFull && i % 100 == 0) {
+          te.instant(APP, "named_while_dropping");
+        }
       }
       DecodedEvents d = f.finish();
       assertEquals(List.of(), d.errors);
+      // The writer started a new incremental state after the loss, so trace_processor would skip
+      // nothing: without it every packet after the first loss would have been unreadable.
+      assertEquals(0, d.skippedAfterLoss, "packets trace_processor would skip after the loss");
+      assertTrue(d.clearedCount.values().stream().mapToInt(Integer::intValue).sum() >= 2,
+          "a new incremental state after the loss: " + d.clearedCount);
+      assertFalse(d.named("named_while_dropping").isEmpty());
       List<Long> values = d.named("s").stream().map(e -> (Long) e.args().get("i")).toList();
       assertEquals(values.stream().sorted().distinct().toList(), values, "in order, no duplicates");
       long keptWhileFull = values.stream().filter(v -> v >= 0 && v < whileFull).count();
