@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The reference burst (DESIGN.md "Performance budgets"), side by side: a producer writes N slices
 # "ref_slice" (+ a counter every 10th) as fast as it can while a perfetto CLI records them into one
-# 256 MiB DISCARD buffer; per run it prints the producer's rate, the share of slices kept, and the
-# service's CPU while ingesting and while the trace is read out.
+# 256 MiB DISCARD buffer; per run it prints the producer's rate, the share of slices kept, the
+# service's CPU while ingesting and while the trace is read out, and the share of slices readable:
+# kept in packets that trace_processor reads (after a loss it skips a sequence's packets that need
+# incremental state until the producer clears that state; `jperfetto summary` says so too).
 #
 #   scripts/burst-bench.sh [-s jtraced|traced] [-p java|cpp] [-n N] [-k SMB_KB] [-r RUNS] [-w] [-f]
 #
@@ -124,12 +126,13 @@ for r in $(seq "$runs"); do
   line=$(grep '^producer:' "$dir/producer.out" || echo "producer: (no result)")
   rate=$(sed -n 's/.*slices_per_s=\([0-9]*\).*/\1/p' <<<"$line")
   sum=$("$B/jperfetto" summary "$dir/trace" 2>/dev/null || echo "slice_begins=0")
-  kept=$(sed -n 's/.*slice_begins=\([0-9]*\).*/\1/p' <<<"$sum")
+  kept=$(sed -n 's/.* slice_begins=\([0-9]*\).*/\1/p' <<<"$sum")
+  readable=$(sed -n 's/.* readable_slice_begins=\([0-9]*\).*/\1/p' <<<"$sum")
   bytes=$(stat -c %s "$dir/trace" 2>/dev/null || echo 0)
-  awk -v r="$r" -v rate="${rate:-0}" -v kept="$kept" -v n="$n" -v i=$((c1 - c0)) -v o=$((c2 - c1)) \
-      -v hz="$hz" -v b="$bytes" 'BEGIN {
-    printf "run %d: producer %.2f M slices/s, kept %.1f %% (%d), service cpu ingest %.2f s, read-out %.2f s, trace %.1f MB\n",
-      r, rate / 1e6, 100 * kept / n, kept, i / hz, o / hz, b / 1e6 }'
+  awk -v r="$r" -v rate="${rate:-0}" -v kept="$kept" -v rd="${readable:-0}" -v n="$n" -v i=$((c1 - c0)) \
+      -v o=$((c2 - c1)) -v hz="$hz" -v b="$bytes" 'BEGIN {
+    printf "run %d: producer %.2f M slices/s, kept %.1f %% (%d), service cpu ingest %.2f s, read-out %.2f s, trace %.1f MB, readable %.1f %%\n",
+      r, rate / 1e6, 100 * kept / n, kept, i / hz, o / hz, b / 1e6, 100 * rd / n }'
   if [ -n "${KEEP_TRACES:-}" ]; then
     mkdir -p "$KEEP_TRACES" && cp "$dir/trace" "$KEEP_TRACES/$service-$producer-$r.perfetto-trace" 2>/dev/null || true
   fi

@@ -14,8 +14,9 @@
 #   and REF_APP (the C++ side of the workload); JPERFETTO_BIN / JTRACED_BIN pick other builds.
 #
 # A round line: "round R" then, per cell, its name (traced-cpp, traced-java, jtraced-cpp,
-# jtraced-java) and four numbers: the producer's M slices/s, % kept, the service's ingest CPU s and
-# read-out CPU s.
+# jtraced-java) and five numbers: the producer's M slices/s, % kept, the service's ingest CPU s,
+# read-out CPU s, and % readable (kept in packets trace_processor reads; lines saved before it was
+# added have four numbers a cell, and their summary leaves it out).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -23,8 +24,10 @@ summarize() {
   awk '
     $1 == "round" {
       n++
-      for (i = 3; i + 4 <= NF; i += 5) {
+      for (i = 3; i + 4 <= NF; i++) {
+        if ($i !~ /^j?traced-(cpp|java)$/) continue
         c = $i; rate[c, n] = $(i + 1); kept[c, n] = $(i + 2); ingest[c, n] = $(i + 3); readout[c, n] = $(i + 4)
+        if (i + 5 <= NF && $(i + 5) ~ /^[0-9.]+$/) { readable[c, n] = $(i + 5); hasReadable[n] = 1 }
       }
     }
     function range(a, c,   k, lo, hi) {
@@ -59,6 +62,13 @@ summarize() {
       printf "Java / C++ slices/s into jtraced:%s\n", ratios("jtraced")
       printf "Java kept >= C++ kept: into traced %d of %d, into jtraced %d of %d\n",
         atLeast(kept, "traced-java", "traced-cpp"), n, atLeast(kept, "jtraced-java", "jtraced-cpp"), n
+      readableRounds = 0
+      for (k = 1; k <= n; k++) readableRounds += hasReadable[k]
+      if (readableRounds == n) {
+        printf "readable (what trace_processor reads) Java >= C++: into traced %d of %d (Java %s %%, C++ %s %%), into jtraced %d of %d (Java %s %%, C++ %s %%)\n",
+          atLeast(readable, "traced-java", "traced-cpp"), n, range(readable, "traced-java"), range(readable, "traced-cpp"),
+          atLeast(readable, "jtraced-java", "jtraced-cpp"), n, range(readable, "jtraced-java"), range(readable, "jtraced-cpp")
+      }
       printf "ingest CPU s of a C++ burst, jtraced <= traced: %d of %d (jtraced %s, traced %s)\n",
         atMost(ingest, "jtraced-cpp", "traced-cpp"), n, range(ingest, "jtraced-cpp"), range(ingest, "traced-cpp")
       printf "read-out CPU s of a C++ burst, jtraced <= traced: %d of %d (jtraced %s, traced %s)\n",
@@ -80,17 +90,18 @@ while getopts "r:n:k:" o; do
   esac
 done
 
-# One burst into a fresh service: "rate kept ingest readout", or zeros when the run printed no result.
+# One burst into a fresh service: "rate kept ingest readout readable", or zeros when the run printed
+# no result.
 cell() {
   "$here/burst-bench.sh" -s "$1" -p "$2" -n "$n" -k "$smb_kb" -r 1 2>&1 | sed -n \
-    's/^run 1: producer \([0-9.]*\) M slices\/s, kept \([0-9.]*\) %.*ingest \([0-9.]*\) s, read-out \([0-9.]*\) s.*/\1 \2 \3 \4/p' \
-    | grep . || echo "0 0 0 0"
+    's/^run 1: producer \([0-9.]*\) M slices\/s, kept \([0-9.]*\) %.*ingest \([0-9.]*\) s, read-out \([0-9.]*\) s.*readable \([0-9.]*\) %.*/\1 \2 \3 \4 \5/p' \
+    | grep . || echo "0 0 0 0 0"
 }
 
 lines=$(mktemp)
 trap 'rm -f "$lines"' EXIT
 echo "# $rounds rounds of: traced <- cpp, traced <- java, jtraced <- cpp, jtraced <- java; n=$n smb_kb=$smb_kb"
-echo "# per cell: M slices/s, % kept, ingest CPU s, read-out CPU s"
+echo "# per cell: M slices/s, % kept, ingest CPU s, read-out CPU s, % readable"
 for r in $(seq "$rounds"); do
   line="round $r"
   for s in traced jtraced; do

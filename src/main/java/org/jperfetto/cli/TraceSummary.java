@@ -35,11 +35,12 @@ public final class TraceSummary implements Subcommand {
   }
 
   /** What a trace holds. */
-  record Counts(long packets, long sliceBegins, long sliceEnds, long instants, long counters,
-      long packetsAfterLoss, long chunksDiscarded, long chunksOverwritten, long abiViolations,
+  record Counts(long packets, long sliceBegins, long readableSliceBegins, long sliceEnds, long instants,
+      long counters, long packetsAfterLoss, long chunksDiscarded, long chunksOverwritten, long abiViolations,
       long patchesFailed, long bytesWritten, int finalFlushOutcome) {
     String line() {
-      return "packets=" + packets + " slice_begins=" + sliceBegins + " slice_ends=" + sliceEnds
+      return "packets=" + packets + " slice_begins=" + sliceBegins + " readable_slice_begins=" + readableSliceBegins
+          + " slice_ends=" + sliceEnds
           + " instants=" + instants + " counters=" + counters + " previous_packet_dropped=" + packetsAfterLoss
           + " chunks_discarded=" + chunksDiscarded + " chunks_overwritten=" + chunksOverwritten
           + " abi_violations=" + abiViolations + " patches_failed=" + patchesFailed
@@ -93,6 +94,8 @@ public final class TraceSummary implements Subcommand {
     cis.setSizeLimit(Integer.MAX_VALUE);
     long packets = 0;
     long begins = 0;
+    long readableBegins = 0;
+    IncrementalStateTracker state = new IncrementalStateTracker();
     long ends = 0;
     long instants = 0;
     long counters = 0;
@@ -112,6 +115,7 @@ public final class TraceSummary implements Subcommand {
       TracePacket p = TracePacket.parseFrom(cis.readBytes());
       cis.resetSizeCounter();
       packets++;
+      boolean readable = state.accept(p);
       if (p.getPreviousPacketDropped() != 0) {
         afterLoss++;
       }
@@ -119,6 +123,9 @@ public final class TraceSummary implements Subcommand {
         switch (p.getTrackEvent().getType()) {
           case TYPE_SLICE_BEGIN -> {
             begins++;
+            if (readable) {
+              readableBegins++;
+            }
             if (gaps != null) {
               addIndex(p.getTrackEvent(), gaps);
             }
@@ -146,7 +153,7 @@ public final class TraceSummary implements Subcommand {
         outcome = s.getFinalFlushOutcome().getNumber();
       }
     }
-    return new Counts(packets, begins, ends, instants, counters, afterLoss, discarded, overwritten,
+    return new Counts(packets, begins, readableBegins, ends, instants, counters, afterLoss, discarded, overwritten,
         violations, patchesFailed, written, outcome);
   }
 

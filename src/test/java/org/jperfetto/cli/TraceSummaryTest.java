@@ -51,7 +51,7 @@ class TraceSummaryTest {
     Path file = workloadTrace(dir, 40, 3);
     assertEquals(Jperfetto.EXIT_OK, new TraceSummary().run(new String[] {file.toString()}, ctx));
     String line = out.toString(StandardCharsets.UTF_8).trim();
-    assertTrue(line.startsWith("packets=78 slice_begins=39 slice_ends=39 "), line);
+    assertTrue(line.startsWith("packets=78 slice_begins=39 readable_slice_begins=39 slice_ends=39 "), line);
     assertTrue(!line.contains("missing_indices"), line);
   }
 
@@ -68,6 +68,41 @@ class TraceSummaryTest {
     assertEquals(Jperfetto.EXIT_OK, new TraceSummary().run(new String[] {"--gaps", file.toString()}, ctx));
     assertTrue(out.toString(StandardCharsets.UTF_8).contains(" indexed_slices=39 missing_indices=3 "),
         out.toString(StandardCharsets.UTF_8));
+  }
+
+  /**
+   * A slice begin on sequence seq that needs incremental state; cleared: it also clears the state;
+   * dropped: it says packets were lost before it.
+   */
+  private static TracePacket begin(int seq, boolean cleared, boolean dropped) {
+    int flags = TracePacket.SequenceFlags.SEQ_NEEDS_INCREMENTAL_STATE_VALUE
+        | (cleared ? TracePacket.SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED_VALUE : 0);
+    return TracePacket.newBuilder().setTrustedPacketSequenceId(seq).setSequenceFlags(flags)
+        .setPreviousPacketDropped(dropped ? 1 : 0)
+        .setTrackEvent(TrackEvent.newBuilder().setType(TrackEvent.Type.TYPE_SLICE_BEGIN)).build();
+  }
+
+  @Test
+  void readableSliceBeginsLeaveOutWhatTraceProcessorSkipsAfterALoss(@TempDir Path dir) throws IOException {
+    Trace trace = Trace.newBuilder()
+        .addPacket(begin(1, false, false)) // before any state: skipped
+        .addPacket(begin(1, true, false)) // read from here
+        .addPacket(begin(1, false, false))
+        .addPacket(begin(2, true, false)) // another sequence, unaffected by the loss on 1
+        .addPacket(begin(1, false, true)) // loss on 1: skipped, and so is the rest of 1...
+        .addPacket(begin(1, false, false))
+        .addPacket(begin(2, false, false))
+        .addPacket(begin(1, true, true)) // ...until a packet clears the state (loss or not)
+        .addPacket(begin(1, false, false))
+        .addPacket(TracePacket.newBuilder().setTrustedPacketSequenceId(1).setPreviousPacketDropped(1)
+            .setTrackEvent(TrackEvent.newBuilder().setType(TrackEvent.Type.TYPE_SLICE_BEGIN)).build()) // needs none
+        .addPacket(begin(1, false, false)) // skipped: the loss above was not followed by a clear
+        .build();
+    Path file = dir.resolve("trace");
+    Files.write(file, trace.toByteArray());
+    assertEquals(Jperfetto.EXIT_OK, new TraceSummary().run(new String[] {file.toString()}, ctx));
+    String line = out.toString(StandardCharsets.UTF_8).trim();
+    assertTrue(line.startsWith("packets=11 slice_begins=11 readable_slice_begins=7 "), line);
   }
 
   @Test

@@ -56,6 +56,22 @@ class BurstRoundsScriptTest {
   }
 
   @Test
+  void roundsWithTheReadableShareAlsoCountWhatTraceProcessorReads() throws Exception {
+    List<String> summary = summarize(
+        "round 1 traced-cpp 2.50 99.1 0.15 1.20 3.0 traced-java 3.10 99.5 0.05 1.30 99.5"
+            + " jtraced-cpp 2.40 99.3 0.10 0.40 2.0 jtraced-java 3.50 100.0 0.04 0.40 100.0",
+        "round 2 traced-cpp 2.50 99.1 0.15 1.20 4.5 traced-java 3.10 98.5 0.05 1.30 2.5"
+            + " jtraced-cpp 2.40 99.0 0.10 0.40 1.0 jtraced-java 3.50 99.9 0.04 0.40 99.9");
+    assertTrue(summary.contains("Java kept >= C++ kept: into traced 1 of 2, into jtraced 2 of 2"), summary.toString());
+    assertTrue(summary.contains("readable (what trace_processor reads) Java >= C++: into traced 1 of 2"
+        + " (Java 2.5-99.5 %, C++ 3.0-4.5 %), into jtraced 2 of 2 (Java 99.9-100.0 %, C++ 1.0-2.0 %)"),
+        summary.toString());
+    // the CPU figures still come from the same columns
+    assertTrue(summary.contains("read-out CPU s of a C++ burst, jtraced <= traced: 2 of 2 (jtraced 0.40-0.40,"
+        + " traced 1.20-1.20)"), summary.toString());
+  }
+
+  @Test
   void aRunWithoutAResultCountsAsAMiss() throws Exception {
     // burst-bench.sh printed no result line for the C++ SDK: its cell is all zeros
     List<String> summary = summarize("round 1 traced-cpp 0 0 0 0 traced-java 1.50 98.3 0.08 1.72"

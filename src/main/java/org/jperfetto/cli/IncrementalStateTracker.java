@@ -1,0 +1,31 @@
+package org.jperfetto.cli;
+
+import java.util.BitSet;
+import org.jperfetto.protos.TracePacket;
+
+/**
+ * Which packets of a trace trace_processor can read, judged by their sequence's incremental state:
+ * a packet that needs it (SEQ_NEEDS_INCREMENTAL_STATE) is read only when its sequence has cleared the
+ * state (SEQ_INCREMENTAL_STATE_CLEARED, or the older incremental_state_cleared) and lost nothing
+ * since. A packet marked previous_packet_dropped that does not also clear the state makes the
+ * sequence unreadable until the next clear, as trace_processor does; so a writer that keeps
+ * writing on the old state after a loss has every later packet skipped. Packets that need no
+ * state are always read. Memory: two bits per sequence id.
+ */
+final class IncrementalStateTracker {
+  private static final int CLEARED = TracePacket.SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED_VALUE;
+  private static final int NEEDS = TracePacket.SequenceFlags.SEQ_NEEDS_INCREMENTAL_STATE_VALUE;
+
+  private final BitSet readable = new BitSet();
+
+  /** Takes packet p in trace order; returns whether trace_processor would read it. */
+  boolean accept(TracePacket p) {
+    int seq = p.getTrustedPacketSequenceId();
+    if (p.getIncrementalStateCleared() || (p.getSequenceFlags() & CLEARED) != 0) {
+      readable.set(seq);
+    } else if (p.getPreviousPacketDropped() != 0) {
+      readable.clear(seq);
+    }
+    return (p.getSequenceFlags() & NEEDS) == 0 || readable.get(seq);
+  }
+}
