@@ -106,11 +106,13 @@ public final class TrackEvent {
           .setDescription(c.description()).addAllTags(c.tags()));
     }
     // As upstream's SDK: the service sends clear_incremental_state only to sources that say they
-    // handle it, and waits for the stop to be acked (after the categories are off and the writers'
-    // last chunks committed) before it calls the session stopped.
+    // handle it, counts the source started once its start is acked (the categories are on by then:
+    // what "all data sources started" tells a consumer), and waits for the stop to be acked (after
+    // the categories are off and the writers' last chunks committed) before it calls the session
+    // stopped.
     DataSourceDescriptor descriptor = DataSourceDescriptor.newBuilder().setName(DATA_SOURCE_NAME)
-        .setHandlesIncrementalStateClear(true).setWillNotifyOnStop(true).setTrackEventDescriptor(available)
-        .build();
+        .setHandlesIncrementalStateClear(true).setWillNotifyOnStart(true).setWillNotifyOnStop(true)
+        .setTrackEventDescriptor(available).build();
     this.dataSource = DataSource.create(descriptor, new Handler(), b.policy);
     this.threads = ThreadLocal.withInitial(() -> new ThreadState(this, dataSource));
   }

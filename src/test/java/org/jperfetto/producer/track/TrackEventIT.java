@@ -576,6 +576,18 @@ class TrackEventIT {
   }
 
   @Test
+  void theStartIsAckedWithTheCategoriesAlreadyOn() throws Exception {
+    try (TrackEventFixture f = new TrackEventFixture(dir, APP)) {
+      f.host.startDataSource(7, TrackEventConfig.getDefaultInstance());
+      TrackTestHost.await("NotifyDataSourceStarted", () -> !f.host.startsAcked().isEmpty());
+      // The service counts the source started from this ack on (will_notify_on_start, as the SDK
+      // registers): an event emitted after the consumer hears so must be recorded.
+      assertTrue(APP.isEnabled(), "on before the ack");
+      assertEquals(List.of(7L), f.host.startsAcked());
+    }
+  }
+
+  @Test
   void slicesGoOnAfterTheSmbFillsAndTheLossIsAnnounced() throws Exception {
     try (TrackEventFixture f = new TrackEventFixture(dir, APP)) {
       f.start(1, TrackEventConfig.getDefaultInstance());

@@ -22,6 +22,7 @@ class TrackEventTest {
     DataSourceDescriptor d = te.dataSource().descriptor();
     assertEquals("track_event", d.getName());
     assertTrue(d.getHandlesIncrementalStateClear(), "the service sends clear_incremental_state only if asked");
+    assertTrue(d.getWillNotifyOnStart(), "a started session has its categories on (as upstream's SDK registers)");
     assertTrue(d.getWillNotifyOnStop(), "a stopped session has its categories off (as upstream's SDK registers)");
     assertEquals(List.of(
         TrackEventCategory.newBuilder().setName("a").setDescription("the a things").addTags("slow").build(),

@@ -22,6 +22,7 @@ import org.jperfetto.os.SharedMapping;
 import org.jperfetto.protos.CommitDataRequest;
 import org.jperfetto.protos.DataSourceConfig;
 import org.jperfetto.protos.GetAsyncCommandResponse;
+import org.jperfetto.protos.NotifyDataSourceStartedRequest;
 import org.jperfetto.protos.ProducerPortOuterClass;
 import org.jperfetto.protos.RegisterDataSourceRequest;
 import org.jperfetto.protos.TracePacket;
@@ -43,6 +44,8 @@ final class TrackTestHost implements AutoCloseable {
 
   private final IpcHost host;
   private final List<String> registered = new ArrayList<>();
+  /** Instance ids of NotifyDataSourceStarted, in order. */
+  private final List<Long> startsAcked = new ArrayList<>();
   private final List<CommitDataRequest> held = new ArrayList<>();
   private boolean paused;
   private final List<Packet> packets = new ArrayList<>();
@@ -64,6 +67,12 @@ final class TrackTestHost implements AutoCloseable {
       call.reply(ByteString.EMPTY);
     });
     handlers.put("GetAsyncCommand", call -> asyncCommands = call);
+    handlers.put("NotifyDataSourceStarted", call -> {
+      synchronized (this) {
+        startsAcked.add(NotifyDataSourceStartedRequest.parseFrom(call.args()).getDataSourceId());
+      }
+      call.reply(ByteString.EMPTY);
+    });
     handlers.put("CommitData", call -> {
       commit(CommitDataRequest.parseFrom(call.args()));
       call.reply(ByteString.EMPTY);
@@ -80,6 +89,11 @@ final class TrackTestHost implements AutoCloseable {
 
   synchronized List<String> registered() {
     return List.copyOf(registered);
+  }
+
+  /** The instance ids the producer said it started (NotifyDataSourceStarted), in order. */
+  synchronized List<Long> startsAcked() {
+    return List.copyOf(startsAcked);
   }
 
   /** Waits for the producer's GetAsyncCommand, then sends setup_tracing with a fresh SMB. */
