@@ -15,7 +15,9 @@ package org.jperfetto.ipc;
  *     type was unknown
  * @param acceptFailures accept calls that failed (e.g. EMFILE), each pausing the listener a while
  * @param sendTimeouts peers dropped for leaving replies unsent past the send timeout
+ * @param receives socket reads that brought bytes: one can bring several requests (a peer that
+ *     sends faster than the loop reads), or part of one
  */
 public record HostStats(int connections, long accepted, long dropped, long framesTooLarge,
     long malformedFrames, long sendOverflows, long invocations, long rejectedRequests,
-    long acceptFailures, long sendTimeouts) {}
+    long acceptFailures, long sendTimeouts, long receives) {}

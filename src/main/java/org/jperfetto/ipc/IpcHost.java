@@ -90,6 +90,7 @@ public final class IpcHost implements AutoCloseable {
   private volatile long rejectedRequests;
   private volatile long acceptFailures;
   private volatile long sendTimeouts;
+  private volatile long receives;
   private volatile long sendTimeoutMs = DEFAULT_SEND_TIMEOUT_MS;
 
   private IpcHost(UnixSocket listener, List<ServiceDefinition> services, EventLoop loop, boolean ownsLoop) {
@@ -182,7 +183,7 @@ public final class IpcHost implements AutoCloseable {
 
   public HostStats stats() {
     return new HostStats(connectionCount, accepted, dropped, framesTooLarge, malformedFrames,
-        sendOverflows, invocations, rejectedRequests, acceptFailures, sendTimeouts);
+        sendOverflows, invocations, rejectedRequests, acceptFailures, sendTimeouts, receives);
   }
 
   /**
@@ -337,6 +338,7 @@ public final class IpcHost implements AutoCloseable {
           drop("peer closed the connection", false);
           return;
         }
+        receives++;
         if (!reader.endReceive((int) n, receivedFd[0], this)) {
           FrameReader.Failure failure = reader.failure();
           switch (failure.kind()) {

@@ -28,6 +28,7 @@ import org.jperfetto.os.Fds;
 import org.jperfetto.os.JitSettle;
 import org.jperfetto.os.MemFd;
 import org.jperfetto.os.SharedMapping;
+import org.jperfetto.os.UnixSocket;
 import org.jperfetto.protos.DataSourceConfig;
 import org.jperfetto.protos.DataSourceDescriptor;
 import org.jperfetto.protos.DisableTracingRequest;
@@ -79,9 +80,13 @@ final class IngestWarmUp {
 
   private IngestWarmUp() {}
 
-  /** What a warm-up did: for tests and for the log. */
+  /**
+   * What a warm-up did: for tests and for the log. pacedRequests were each sent once the service
+   * had taken the one before; producerReceives and consumerAccepted are the private service's
+   * socket reads on its producer socket and connections accepted on its consumer socket.
+   */
   record Result(long chunksCommitted, long patchesSent, long bytesRead, TraceStats.BufferStats discardStats,
-      int notificationsAcknowledged) {}
+      int notificationsAcknowledged, long pacedRequests, long producerReceives, long consumerAccepted) {}
 
   /**
    * Runs up to rounds rounds (one SMB of chunks each; half into a ring buffer, half into a DISCARD
@@ -90,6 +95,11 @@ final class IngestWarmUp {
    * @throws IOException if the private service cannot be started or stops answering
    */
   static Result run(ClockSource clocks, int rounds, long deadlineNanos, BooleanSupplier stop) throws IOException {
+    return run(clocks, rounds, Traffic.BULK, deadlineNanos, stop);
+  }
+
+  static Result run(ClockSource clocks, int rounds, Traffic traffic, long deadlineNanos, BooleanSupplier stop)
+      throws IOException {
     Path dir = Files.createTempDirectory("jtraced-warmup"); // 0700
     String producerSocket = dir.resolve("p").toString();
     String consumerSocket = dir.resolve("c").toString();
@@ -111,7 +121,7 @@ final class IngestWarmUp {
               // As the SDKs register theirs: their NotifyDataSourceStarted reaches the service as the
               // app's burst begins, so that request's first handling must not be part of the burst.
               .setWillNotifyOnStart(true).setWillNotifyOnStop(true)).build()));
-      Feeder feeder = new Feeder(port, deadlineNanos, stop);
+      Feeder feeder = new Feeder(port, traffic, deadlineNanos, stop);
       long bytesRead = 0;
       int notifications = 0;
       TraceStats.BufferStats discardStats = null;
@@ -145,6 +155,9 @@ final class IngestWarmUp {
               .setTraceWriterId(w).setTargetBuffer(target).build()));
         }
         for (int round = 0; round < halfRounds && !feeder.stopped(); round++) {
+          if (traffic == Traffic.PACED) {
+            exerciseLoop(host.runner(), consumerSocket);
+          }
           feeder.round(abi, target);
           if (round % READ_EVERY == READ_EVERY - 1 || round == halfRounds - 1) {
             bytesRead += read(consumer);
@@ -163,7 +176,8 @@ final class IngestWarmUp {
         notifications += 2;
         await(consumer.invoke("FreeBuffers", FreeBuffersRequest.getDefaultInstance()));
       }
-      return new Result(feeder.committed, feeder.patches, bytesRead, discardStats, notifications);
+      return new Result(feeder.committed, feeder.patches, bytesRead, discardStats, notifications, feeder.pacedRequests,
+          host.producerHostStats().receives(), host.consumerHostStats().accepted());
     } finally {
       try (var files = Files.list(dir)) {
         files.forEach(f -> f.toFile().delete());
@@ -172,30 +186,66 @@ final class IngestWarmUp {
     }
   }
 
+  /** How the feeder sends its requests. */
+  enum Traffic {
+    /** As fast as it can write them: the service reads several requests at a time. */
+    BULK,
+    /**
+     * Each request once the service has freed its chunks, in three rounds of four: one read and one
+     * wake-up a request, as a real burst mostly comes to a service that keeps up.
+     */
+    PACED
+  }
+
+  private static final Runnable[] NO_OPS = {() -> { }, () -> { }, () -> { }};
+
+  /**
+   * What a real service's loop meets besides commits, so that C2, which compiles the loop's
+   * dispatch from the paced passes' profile, does not bet against it: a client that connects and
+   * hangs up (the accept handler next to the connections' and the client side's, and the read that
+   * finds the end of the stream), tasks of more than two kinds, and a timer cancelled before it is
+   * due. Without it, each of those first met in a real session threw the compiled loop code away
+   * (a bimorphic type check or a never-taken branch) and C2 compiled it again during the burst.
+   */
+  private static void exerciseLoop(LoopTaskRunner runner, String consumerSocket) throws IOException {
+    try {
+      UnixSocket.connect(consumerSocket).close();
+    } catch (ErrnoException e) {
+      throw new IOException("warm-up: connecting to its own consumer socket: " + e.getMessage(), e);
+    }
+    for (Runnable task : NO_OPS) {
+      runner.post(task);
+    }
+    runner.postDelayed(NO_OPS[0], 0).cancel();
+  }
+
   /** Warm-ups ended in this process, however they ended: tests tell "before" from "after" by it. */
   static final AtomicInteger FINISHED = new AtomicInteger();
 
   /**
-   * jtraced's whole warm-up: {@code rounds} rounds, then a wait for the JIT compilers to go quiet
-   * ({@link JitSettle}); then, while the last pass still made them work, another pass of {@code
-   * extraRounds} and another wait, at most {@code maxExtraPasses} times. The extra pass is for
-   * methods the JIT compiled at a low tier (C1 without profiling) while its queue was long: they
-   * reach their final code only from traffic after the queue drained, and without it they did so in
-   * the first real burst, at the cost of the service's core (seen: 0.35 s of C2 in a 1M burst).
-   * Each pass keeps to maxMillis, each wait to settleMillis, and all of it to totalMillis. Failures
-   * are logged (debug).
+   * jtraced's whole warm-up: {@code rounds} rounds of bulk traffic, then a wait for the JIT
+   * compilers to go quiet ({@link JitSettle}); then, while the last pass still made them work,
+   * another pass of {@code extraRounds} of paced traffic and another wait, at most {@code
+   * maxExtraPasses} times. The extra passes are for what bulk traffic leaves at a low tier: methods
+   * the JIT compiled at C1 without profiling while its queue was long, which reach their final code
+   * only from traffic after it drained, and the event loop's per-wake-up methods, which bulk
+   * traffic calls a few hundred times (one read takes many requests) where a real burst calls them
+   * thousands of times. Without them, C2 compiled those during the first real bursts, at the cost
+   * of the service's core (seen: 0.35 s of C2 in a 1M burst; later, a dip in the third burst into
+   * a warm service). Each pass keeps to maxMillis, each wait to settleMillis, and all of it to
+   * totalMillis. Failures are logged (debug).
    */
   static void untilCompiled(ClockSource clocks, int rounds, int extraRounds, int maxExtraPasses,
       long maxMillis, long settleMillis, long totalMillis) {
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(totalMillis);
     try {
-      runQuietly(clocks, rounds, Math.min(maxMillis, millisLeft(deadline)));
+      runQuietly(clocks, rounds, Traffic.BULK, Math.min(maxMillis, millisLeft(deadline)));
       JitSettle.Compilers jit = JitSettle.Compilers.ofThisJvm();
       JitSettle.Result settled = jit.await(Math.min(settleMillis, millisLeft(deadline)));
       LOG.log(Level.DEBUG, () -> "JIT warm-up: compilers " + settled);
       for (int pass = 0; pass < maxExtraPasses && jit.known() && millisLeft(deadline) > 0; pass++) {
         long before = jit.ticks();
-        runQuietly(clocks, extraRounds, Math.min(maxMillis, millisLeft(deadline)));
+        runQuietly(clocks, extraRounds, Traffic.PACED, Math.min(maxMillis, millisLeft(deadline)));
         JitSettle.Result again = jit.await(Math.min(settleMillis, millisLeft(deadline)));
         long work = jit.ticks() - before;
         int n = pass + 1;
@@ -217,12 +267,13 @@ final class IngestWarmUp {
   static final long QUIET_PASS_TICKS = 2;
 
   /** As {@link #run(ClockSource, int, long, BooleanSupplier)}, logging instead of throwing. */
-  static void runQuietly(ClockSource clocks, int rounds, long maxMillis) {
+  static void runQuietly(ClockSource clocks, int rounds, Traffic traffic, long maxMillis) {
     long start = System.nanoTime();
     try {
-      Result r = run(clocks, rounds, start + TimeUnit.MILLISECONDS.toNanos(maxMillis), () -> false);
-      LOG.log(Level.DEBUG, () -> "JIT warm-up: " + r.chunksCommitted() + " chunks, " + r.patchesSent()
-          + " patches in " + (System.nanoTime() - start) / 1_000_000 + " ms");
+      Result r = run(clocks, rounds, traffic, start + TimeUnit.MILLISECONDS.toNanos(maxMillis), () -> false);
+      LOG.log(Level.DEBUG, () -> "JIT warm-up (" + traffic + "): " + r.chunksCommitted() + " chunks, "
+          + r.patchesSent() + " patches, " + r.producerReceives() + " reads in "
+          + (System.nanoTime() - start) / 1_000_000 + " ms");
     } catch (IOException | RuntimeException e) {
       LOG.log(Level.DEBUG, "JIT warm-up stopped: " + e);
     }
@@ -341,17 +392,21 @@ final class IngestWarmUp {
    */
   private static final class Feeder {
     private final BoundService port;
+    private final Traffic traffic;
+    private int rounds;
     private final long deadlineNanos;
     private final BooleanSupplier stop;
     private Writers writers = new Writers();
     private final byte[] request = new byte[512];
     private boolean stopped;
     private long requests;
+    long pacedRequests;
     long committed;
     long patches;
 
-    Feeder(BoundService port, long deadlineNanos, BooleanSupplier stop) {
+    Feeder(BoundService port, Traffic traffic, long deadlineNanos, BooleanSupplier stop) {
       this.port = port;
+      this.traffic = traffic;
       this.deadlineNanos = deadlineNanos;
       this.stop = stop;
     }
@@ -373,6 +428,7 @@ final class IngestWarmUp {
      * requests of one to three chunks, each with the patches its writers owe.
      */
     void round(SharedMemoryAbi abi, int target) throws IOException {
+      boolean paced = traffic == Traffic.PACED && rounds++ % 4 != 3;
       int length = 0;
       int inRequest = 0;
       for (int page = 0; page < abi.numPages(); page++) {
@@ -400,6 +456,12 @@ final class IngestWarmUp {
           port.invokeNoReply("CommitData", request, 0, length);
           length = 0;
           inRequest = 0;
+          if (paced) {
+            if (!awaitFree(abi, page)) {
+              return;
+            }
+            pacedRequests++;
+          }
         }
       }
     }

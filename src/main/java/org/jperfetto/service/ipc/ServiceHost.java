@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import org.jperfetto.ipc.DefaultSockets;
+import org.jperfetto.ipc.HostStats;
 import org.jperfetto.ipc.IpcHost;
 import org.jperfetto.ipc.ServiceDefinition;
 import org.jperfetto.os.BoundListener;
@@ -405,6 +406,21 @@ public final class ServiceHost implements AutoCloseable {
     return service;
   }
 
+  /** The first producer socket's host counters. */
+  HostStats producerHostStats() {
+    return producerHosts.getFirst().stats();
+  }
+
+  /** The consumer socket's host counters. */
+  HostStats consumerHostStats() {
+    return consumerHost.stats();
+  }
+
+  /** The runner of the service's thread (the IPC loop's). */
+  LoopTaskRunner runner() {
+    return runner;
+  }
+
   /** The producer socket addresses, in the order given. */
   public List<String> producerSockets() {
     return producerHosts.stream().map(IpcHost::address).toList();
@@ -418,7 +434,8 @@ public final class ServiceHost implements AutoCloseable {
    * Compiles the ingest path before a service serves ({@link IngestWarmUp}): a private service on
    * sockets of its own takes {@link #WARMUP_ROUNDS} SMBs of C++-SDK-shaped commits, for at most
    * {@link #WARMUP_MAX_MS}; then jtraced waits for its JIT compilers to finish what that queued
-   * and, while a short pass of {@link #WARMUP_EXTRA_ROUNDS} still makes them work, runs another
+   * and, while a short pass of {@link #WARMUP_EXTRA_ROUNDS} (paced: one request a read, as a real
+   * burst mostly comes) still makes them work, runs another
    * (at most {@link #WARMUP_EXTRA_PASSES}), all within {@link #WARMUP_TOTAL_MS}. Everything it made
    * is gone when this returns. About two seconds of one core on 2 cores, once. A failure is logged
    * (debug) and only costs the warm-up.
@@ -430,7 +447,7 @@ public final class ServiceHost implements AutoCloseable {
 
   /** SMB rounds of the JIT warm-up: enough for C2 to compile the commit, patch and copy path. */
   static final int WARMUP_ROUNDS = 240;
-  /** SMB rounds of an extra pass, after the compilers went quiet. */
+  /** SMB rounds of an extra (paced) pass, after the compilers went quiet. */
   static final int WARMUP_EXTRA_ROUNDS = 80;
   /**
    * Extra passes at most. Two left EventLoop, Epoll and UnixSocket.receive at C1 on a slow 2-core VM,

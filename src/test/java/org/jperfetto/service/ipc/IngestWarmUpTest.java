@@ -47,6 +47,31 @@ class IngestWarmUpTest {
   }
 
   @Test
+  void pacedTrafficComesOneRequestAReadAndMeetsWhatARealServiceLoopMeets() throws IOException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    IngestWarmUp.Result r = IngestWarmUp.run(ClockSource.jdk(), 8, IngestWarmUp.Traffic.PACED, deadline,
+        () -> false);
+    assertEquals(8 * 64, r.chunksCommitted());
+    // Three rounds in four wait for the service to take each request before the next: 64 chunks,
+    // one to three a request, so at least 21 requests a paced round.
+    assertTrue(r.pacedRequests() >= 6 * 21, "paced requests: " + r.pacedRequests());
+    // Each of them came in a read of its own (the control requests and the bulk rounds add more).
+    assertTrue(r.producerReceives() >= r.pacedRequests(),
+        r.producerReceives() + " reads for " + r.pacedRequests() + " paced requests");
+    // Each round, a client connected to the consumer socket and hung up, next to the warm-up's own.
+    assertEquals(1 + 8, r.consumerAccepted());
+    assertEquals(0, r.discardStats().getPatchesFailed(), r.discardStats().toString());
+    assertEquals(4, r.notificationsAcknowledged());
+  }
+
+  @Test
+  void bulkTrafficSendsWithoutWaiting() throws IOException {
+    IngestWarmUp.Result r = IngestWarmUp.run(ClockSource.jdk(), 4, NO_DEADLINE, () -> false);
+    assertEquals(0, r.pacedRequests());
+    assertEquals(1, r.consumerAccepted());
+  }
+
+  @Test
   void stopsAtTheNextRoundWhenAskedToAndLeavesNothingBehind() throws IOException {
     long before = tempWarmUpDirs();
     int[] asked = {0};
