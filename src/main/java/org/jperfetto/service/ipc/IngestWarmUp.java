@@ -432,7 +432,7 @@ final class IngestWarmUp {
       int length = 0;
       int inRequest = 0;
       for (int page = 0; page < abi.numPages(); page++) {
-        if (!awaitFree(abi, page)) {
+        if (!awaitFree(abi, page, SPINS)) {
           return;
         }
         // Writer 2 most of the time; 3 and 1 now and then, so that the service meets them in an
@@ -457,7 +457,7 @@ final class IngestWarmUp {
           length = 0;
           inRequest = 0;
           if (paced) {
-            if (!awaitFree(abi, page)) {
+            if (!awaitFree(abi, page, PACED_SPINS)) {
               return;
             }
             pacedRequests++;
@@ -469,17 +469,25 @@ final class IngestWarmUp {
     /** Waits until the service has freed every page (its chunks copied). */
     void settle(SharedMemoryAbi abi) {
       for (int page = 0; page < abi.numPages(); page++) {
-        if (!awaitFree(abi, page)) {
+        if (!awaitFree(abi, page, SPINS)) {
           return;
         }
       }
     }
 
+    /** Spins before a nap while waiting for a page of the next round (a whole round later). */
+    private static final int SPINS = 200;
+    /**
+     * Spins before a nap while waiting for the request just sent to be taken: about one round trip
+     * through the service, shorter than a nap (parkNanos sleeps 50 us or more).
+     */
+    private static final int PACED_SPINS = 20_000;
+
     /** Spins, then naps, until page is free; false if the warm-up is to stop or times out. */
-    private boolean awaitFree(SharedMemoryAbi abi, int page) {
+    private boolean awaitFree(SharedMemoryAbi abi, int page, int spinsFirst) {
       long start = 0;
       for (int spins = 0; !abi.isPageFree(page); spins++) {
-        if (spins < 200) {
+        if (spins < spinsFirst) {
           Thread.onSpinWait();
           continue;
         }
