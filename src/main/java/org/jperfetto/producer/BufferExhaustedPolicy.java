@@ -13,6 +13,9 @@ public enum BufferExhaustedPolicy {
   /**
    * Write into a scratch chunk that is thrown away; the service sees the loss (a drop-marked
    * fragment, then {@code previous_packet_dropped} on the next packet that makes it). The default.
+   * Before it starts dropping, a writer waits for the producer's drop grace (1 ms unless
+   * {@code TracingProducer.Builder.dropGrace} says otherwise) for the service to free a chunk;
+   * while dropping it does not wait again.
    */
   DROP,
   /**

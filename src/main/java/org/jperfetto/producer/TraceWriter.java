@@ -439,7 +439,7 @@ public final class TraceWriter implements AutoCloseable {
         : ChunkHeader.packets(0, 0);
     BufferExhaustedPolicy effective =
         policy == BufferExhaustedPolicy.STALL_THEN_DROP && dropPackets ? BufferExhaustedPolicy.DROP : policy;
-    long next = arbiter.getNewChunk(writerId, nextChunkId, packets, effective);
+    long next = arbiter.getNewChunk(writerId, nextChunkId, packets, effective, dropPackets);
     if (!ChunkHandle.isValid(next)) {
       enterDropMode();
       return;

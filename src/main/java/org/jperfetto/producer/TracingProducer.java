@@ -60,6 +60,8 @@ public final class TracingProducer implements AutoCloseable {
   /** Sent as InitializeConnectionRequest.sdk_version. */
   public static final String SDK_VERSION = BuildVersion.NAME;
   static final String PORT = "ProducerPort";
+  /** The longest {@link Builder#dropGrace}: past it, STALL_THEN_DROP says what is meant. */
+  public static final Duration MAX_DROP_GRACE = Duration.ofSeconds(1);
 
   private final String name;
   private final String socketPath;
@@ -67,6 +69,7 @@ public final class TracingProducer implements AutoCloseable {
   private final long maxBackoffMs;
   private final SmbNegotiation smb;
   private final Duration startupTimeout;
+  private final long dropGraceNanos;
   private final ScheduledExecutorService executor;
   private final List<DataSource<?>> dataSources = new CopyOnWriteArrayList<>();
 
@@ -91,6 +94,7 @@ public final class TracingProducer implements AutoCloseable {
     this.smb = new SmbNegotiation(name, b.smbSizeHint, b.smbPageSizeHint, b.provideSmb,
         b.providedSmbSize, b.providedSmbSeals);
     this.startupTimeout = b.startupTimeout;
+    this.dropGraceNanos = b.dropGrace.toNanos();
     this.initialBackoffMs = b.initialBackoff.toMillis();
     this.maxBackoffMs = b.maxBackoff.toMillis();
     this.backoffMs = initialBackoffMs;
@@ -120,6 +124,7 @@ public final class TracingProducer implements AutoCloseable {
     private int providedSmbSeals = ProvidedSmb.REQUIRED_SEALS;
     private org.jperfetto.protos.TraceConfig startupConfig;
     private Duration startupTimeout;
+    private Duration dropGrace = Duration.ofNanos(SharedMemoryArbiter.DEFAULT_DROP_GRACE_NANOS);
     private final List<DataSource<?>> dataSources = new java.util.ArrayList<>();
 
     private Builder(String name) {
@@ -184,6 +189,22 @@ public final class TracingProducer implements AutoCloseable {
       return this;
     }
 
+    /**
+     * How long a writer of a data source with {@link BufferExhaustedPolicy#DROP} waits for the
+     * service to free a chunk, when it finds the SMB full, before it starts dropping (default 1 ms;
+     * at most 1 s). A burst that outruns the service for a moment then loses nothing, and a thread
+     * waits at most this long each time its writer runs out: once dropping it does not wait again
+     * until it has a chunk. {@link Duration#ZERO} drops at once, as upstream's SDK does.
+     */
+    public Builder dropGrace(Duration grace) {
+      Objects.requireNonNull(grace, "drop grace");
+      if (grace.isNegative() || grace.compareTo(MAX_DROP_GRACE) > 0) {
+        throw new IllegalArgumentException("drop grace must be within 0 and " + MAX_DROP_GRACE + ": " + grace);
+      }
+      this.dropGrace = grace;
+      return this;
+    }
+
     /** Reconnect delays: initial, doubled after each failure up to max. */
     public Builder reconnectBackoff(Duration initial, Duration max) {
       this.initialBackoff = initial;
@@ -244,6 +265,13 @@ public final class TracingProducer implements AutoCloseable {
     } catch (java.util.concurrent.ExecutionException e) {
       return false;
     }
+  }
+
+  /** The drop grace of the current connection's SMB, in nanoseconds; -1 without one (tests). */
+  long dropGraceNanosForTesting() {
+    Connection c = connection;
+    SharedMemoryArbiter a = c == null ? null : c.arbiter;
+    return a == null ? -1 : a.dropGraceNanos();
   }
 
   /**
@@ -526,6 +554,7 @@ public final class TracingProducer implements AutoCloseable {
         run(c.drainTask); // what startup writers committed before (held until adopted)
       } else {
         c.arbiter = new SharedMemoryArbiter(new SharedMemoryAbi(own.segment(), own.pageSize()), c);
+        c.arbiter.dropGraceNanos(dropGraceNanos);
       }
       c.usingProvidedSmb = true;
       LOG.log(Level.DEBUG, () -> "producer " + name + ": the service adopted our SMB, size="
@@ -545,7 +574,12 @@ public final class TracingProducer implements AutoCloseable {
       Fds.closeQuietly(fd);
       return;
     }
-    c.arbiter = fd < 0 && c.emulated ? smb.emulatedSmb(pageSizeKb, c) : smb.mapServiceSmb(pageSizeKb, fd, c);
+    SharedMemoryArbiter a = fd < 0 && c.emulated
+        ? smb.emulatedSmb(pageSizeKb, c) : smb.mapServiceSmb(pageSizeKb, fd, c);
+    if (a != null) {
+      a.dropGraceNanos(dropGraceNanos);
+    }
+    c.arbiter = a;
   }
 
   private DataSource<?> dataSourceNamed(String dsName) {
@@ -684,6 +718,7 @@ public final class TracingProducer implements AutoCloseable {
     ProvidedSmb own = smb.create();
     if (own != null) {
       startup = StartupTracing.start(name, config, this::dataSourceNamed, own);
+      startup.arbiter().dropGraceNanos(dropGraceNanos);
     }
   }
 

@@ -258,4 +258,121 @@ class SharedMemoryArbiterTest {
       assertEquals(1, sink.now, "nothing held back: nothing to send");
     }
   }
+
+  /** A service that, when it serves, frees every chunk committed so far. */
+  private static final class FreeingSink implements SharedMemoryArbiter.CommitSink {
+    SharedMemoryArbiter arbiter;
+    volatile int asked;
+
+    @Override
+    public void commitPending() {
+      asked++;
+    }
+
+    /** The service reads what the arbiter holds for it and frees those chunks. */
+    synchronized void serve() {
+      CommitDataRequest req = CommitRequests.toProto(arbiter.drainTo(new CommitBatch()));
+      for (CommitDataRequest.ChunksToMove m : req.getChunksToMoveList()) {
+        long c = arbiter.abi().tryAcquireChunkForReading(m.getPage(), m.getChunk());
+        assertTrue(ChunkHandle.isValid(c));
+        arbiter.abi().releaseChunkAsFree(c);
+      }
+    }
+  }
+
+  /** An arbiter over 4 pages whose chunks are all complete and committed, not yet freed. */
+  private static SharedMemoryArbiter fullArbiter(FreeingSink sink, java.lang.foreign.Arena arena, long graceNanos) {
+    SharedMemoryArbiter arbiter = new SharedMemoryArbiter(
+        new org.jperfetto.abi.SharedMemoryAbi(arena.allocate(4 * 4096L, 4096), 4096), sink, () -> false);
+    sink.arbiter = arbiter;
+    arbiter.dropGraceNanos(graceNanos);
+    arbiter.yieldToService = () -> { };
+    for (int i = 0; i < 4; i++) {
+      completeChunk(arbiter, i, new PatchList());
+    }
+    return arbiter;
+  }
+
+  @Test
+  void dropWaitsOutItsGraceForTheServiceToFreeAChunk() throws Exception {
+    assertEquals(TimeUnit.MILLISECONDS.toNanos(1), SharedMemoryArbiter.DEFAULT_DROP_GRACE_NANOS);
+    try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared()) {
+      FreeingSink behind = new FreeingSink();
+      SharedMemoryArbiter arbiter = fullArbiter(behind, arena, TimeUnit.SECONDS.toNanos(10));
+      Thread service = Thread.ofPlatform().start(() -> {
+        try {
+          Thread.sleep(50);
+        } catch (InterruptedException e) {
+          return;
+        }
+        behind.serve();
+      });
+      long t0 = System.nanoTime();
+      long chunk = arbiter.getNewChunk(1, 4, (short) 0, BufferExhaustedPolicy.DROP, false);
+      long waited = System.nanoTime() - t0;
+      service.join();
+      assertTrue(ChunkHandle.isValid(chunk), "the service freed chunks within the grace");
+      assertTrue(waited >= TimeUnit.MILLISECONDS.toNanos(40), "waited for the service: " + waited);
+      assertTrue(arbiter.stalls() >= 2, "in short sleeps: " + arbiter.stalls());
+
+      FreeingSink same = new FreeingSink();
+      SharedMemoryArbiter upstreamLike = fullArbiter(same, arena, 0);
+      assertEquals(ChunkHandle.INVALID, upstreamLike.getNewChunk(1, 4, (short) 0, BufferExhaustedPolicy.DROP, false),
+          "no grace: dropped at once");
+      assertEquals(0, upstreamLike.stalls());
+      same.serve();
+      assertTrue(ChunkHandle.isValid(upstreamLike.getNewChunk(1, 5, (short) 0, BufferExhaustedPolicy.DROP, true)),
+          "the retry finds the freed chunks");
+    }
+  }
+
+  @Test
+  void dropGivesUpAfterTheGraceAndARetryDoesNotWait() {
+    try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+      FreeingSink stuck = new FreeingSink();
+      long grace = TimeUnit.MILLISECONDS.toNanos(20);
+      SharedMemoryArbiter arbiter = fullArbiter(stuck, arena, grace);
+      long t0 = System.nanoTime();
+      assertEquals(ChunkHandle.INVALID, arbiter.getNewChunk(1, 4, (short) 0, BufferExhaustedPolicy.DROP, false));
+      assertTrue(System.nanoTime() - t0 >= grace, "waited the whole grace");
+      long stalls = arbiter.stalls();
+      assertTrue(stalls >= 2, "slept in short steps: " + stalls);
+      assertTrue(stuck.asked >= 1, "asked the service to commit what it holds");
+      assertEquals(ChunkHandle.INVALID, arbiter.getNewChunk(1, 4, (short) 0, BufferExhaustedPolicy.DROP, true));
+      assertEquals(stalls, arbiter.stalls(), "a writer already dropping does not wait again");
+      arbiter.detach();
+      assertEquals(ChunkHandle.INVALID, arbiter.getNewChunk(1, 4, (short) 0, BufferExhaustedPolicy.DROP, false));
+      assertEquals(stalls, arbiter.stalls(), "no grace once the service is gone");
+    }
+  }
+
+  /** A TraceWriter waits only when it starts dropping, not on each retry while it drops. */
+  @Test
+  void aDroppingWriterWaitsOnceAnEpisode() throws Exception {
+    try (TestSink sink = new TestSink(TestSink.Mode.LAZY, 2, 4096, 1 << 20)) {
+      sink.arbiter.dropGraceNanos(TimeUnit.MILLISECONDS.toNanos(2));
+      sink.arbiter.yieldToService = () -> { };
+      TraceWriter writer = sink.newWriter(BufferExhaustedPolicy.DROP);
+      byte[] filler = new byte[100];
+      for (int i = 0; i < 200; i++) {
+        writer.newTracePacket().appendBytes(1, filler);
+      }
+      writer.finishTracePacket();
+      assertEquals(1, writer.dropEvents());
+      long stallsFirstEpisode = sink.arbiter.stalls();
+      assertTrue(stallsFirstEpisode >= 1);
+      for (int i = 0; i < 100; i++) {
+        writer.newTracePacket().appendBytes(1, filler);
+      }
+      writer.finishTracePacket();
+      assertEquals(stallsFirstEpisode, sink.arbiter.stalls(), "retries while dropping do not wait");
+      sink.drain(); // the service catches up: the writer gets chunks again, then fills them
+      for (int i = 0; i < 200; i++) {
+        writer.newTracePacket().appendBytes(1, filler);
+      }
+      writer.finishTracePacket();
+      assertEquals(2, writer.dropEvents());
+      assertTrue(sink.arbiter.stalls() > stallsFirstEpisode, "a new episode waits again");
+    }
+  }
 }

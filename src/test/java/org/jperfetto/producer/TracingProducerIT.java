@@ -134,6 +134,30 @@ class TracingProducerIT {
   }
 
   @Test
+  void theDropGraceGoesToTheSmbTheServiceSetsUp() throws Exception {
+    DataSource<String> ds = dataSource(new Recorder(), BufferExhaustedPolicy.DROP);
+    try (FakeProducerHost host = new FakeProducerHost(socket(), false);
+        TracingProducer producer = TracingProducer.builder("test-producer").socketPath(socket())
+            .dropGrace(Duration.ofMillis(7)).dataSource(ds).start()) {
+      ready(host, producer);
+      assertEquals(-1, producer.dropGraceNanosForTesting(), "no SMB yet");
+      host.setUpTracing(64, 4096, 8 << 20);
+      await("SMB set up", () -> producer.dropGraceNanosForTesting() >= 0);
+      assertEquals(Duration.ofMillis(7).toNanos(), producer.dropGraceNanosForTesting());
+    }
+  }
+
+  @Test
+  void theDropGraceIsBetweenZeroAndOneSecond() {
+    TracingProducer.Builder b = TracingProducer.builder("test-producer");
+    assertThrows(IllegalArgumentException.class, () -> b.dropGrace(Duration.ofNanos(-1)));
+    assertThrows(IllegalArgumentException.class, () -> b.dropGrace(Duration.ofMillis(1001)));
+    assertThrows(NullPointerException.class, () -> b.dropGrace(null));
+    b.dropGrace(Duration.ZERO);
+    b.dropGrace(TracingProducer.MAX_DROP_GRACE);
+  }
+
+  @Test
   void olderServiceWithoutSyncOrUpdateDataSourceFailsThoseCallsCleanly() throws Exception {
     try (FakeProducerHost host = new FakeProducerHost(socket(), true);
         TracingProducer producer = producer(dataSource(new Recorder(), BufferExhaustedPolicy.DROP))) {
