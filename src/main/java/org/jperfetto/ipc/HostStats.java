@@ -17,7 +17,9 @@ package org.jperfetto.ipc;
  * @param sendTimeouts peers dropped for leaving replies unsent past the send timeout
  * @param receives socket reads that brought bytes: one can bring several requests (a peer that
  *     sends faster than the loop reads), or part of one
+ * @param readCapHits readiness events that ended with the connection's reads used up and its peer
+ *     possibly still sending (see {@link IpcHost#readsPerEvent})
  */
 public record HostStats(int connections, long accepted, long dropped, long framesTooLarge,
     long malformedFrames, long sendOverflows, long invocations, long rejectedRequests,
-    long acceptFailures, long sendTimeouts, long receives) {}
+    long acceptFailures, long sendTimeouts, long receives, long readCapHits) {}

@@ -61,7 +61,7 @@ public final class IpcHost implements AutoCloseable {
   static final long PEER_LOG_INTERVAL_MS = 5000;
   private static final int MAX_PEER_LOGS = 1024;
   /** Reads per connection per readiness event, so one busy peer cannot starve the others. */
-  private static final int READS_PER_EVENT = 16;
+  public static final int DEFAULT_READS_PER_EVENT = 16;
   private static final int READ_EVENTS = Epoll.IN | Epoll.RDHUP;
   /** A TCP peer before (or without) SetPeerIdentity: pid unknown, uid 0, as upstream's host. */
   private static final PeerCredentials TCP_PEER = new PeerCredentials(0, 0, -1);
@@ -91,6 +91,8 @@ public final class IpcHost implements AutoCloseable {
   private volatile long acceptFailures;
   private volatile long sendTimeouts;
   private volatile long receives;
+  private volatile long readCapHits;
+  private volatile int readsPerEvent = DEFAULT_READS_PER_EVENT;
   private volatile long sendTimeoutMs = DEFAULT_SEND_TIMEOUT_MS;
 
   private IpcHost(UnixSocket listener, List<ServiceDefinition> services, EventLoop loop, boolean ownsLoop) {
@@ -181,9 +183,22 @@ public final class IpcHost implements AutoCloseable {
     return loop.inLoop();
   }
 
+  /**
+   * Reads per connection per readiness event ({@value #DEFAULT_READS_PER_EVENT} unless set). jtraced's
+   * JIT warm-up lowers it on its private host so that its traffic also ends reads the way a peer
+   * that keeps sending does: a path the compiled loop would otherwise not have, and would be
+   * thrown away for when a real burst first took it.
+   */
+  public void readsPerEvent(int reads) {
+    if (reads < 1) {
+      throw new IllegalArgumentException("reads per event must be at least 1: " + reads);
+    }
+    readsPerEvent = reads;
+  }
+
   public HostStats stats() {
     return new HostStats(connectionCount, accepted, dropped, framesTooLarge, malformedFrames,
-        sendOverflows, invocations, rejectedRequests, acceptFailures, sendTimeouts, receives);
+        sendOverflows, invocations, rejectedRequests, acceptFailures, sendTimeouts, receives, readCapHits);
   }
 
   /**
@@ -321,7 +336,8 @@ public final class IpcHost implements AutoCloseable {
     }
 
     private void read() {
-      for (int i = 0; i < READS_PER_EVENT && !closed; i++) {
+      int limit = readsPerEvent;
+      for (int i = 0; i < limit && !closed; i++) {
         long n;
         try {
           receivedFd[0] = -1;
@@ -350,6 +366,9 @@ public final class IpcHost implements AutoCloseable {
           drop(failure.message(), true);
           return;
         }
+      }
+      if (!closed) {
+        readCapHits++; // the peer still has data: the loop comes back to it on its next turn
       }
     }
 

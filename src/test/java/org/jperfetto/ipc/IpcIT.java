@@ -151,6 +151,29 @@ class IpcIT {
   }
 
   @Test
+  void aReadCapOfOneEndsEveryReadThatBroughtBytesThere() throws Exception {
+    assertThrows(IllegalArgumentException.class, () -> host.readsPerEvent(0));
+    try (IpcClient client = IpcClient.connect(path)) {
+      BoundService greeter = await(client.bind("Greeter"));
+      await(greeter.invoke("Echo", utf8("first")));
+      long capsBefore = host.stats().readCapHits();
+      host.readsPerEvent(1);
+      try {
+        long reads = host.stats().receives();
+        for (int i = 0; i < 20; i++) {
+          await(greeter.invoke("Echo", utf8("capped " + i)));
+        }
+        // Each read that brought bytes used up the cap (counted once the reply is out: wait for it).
+        waitFor(() -> host.stats().readCapHits() - capsBefore == host.stats().receives() - reads);
+        long capped = host.stats().readCapHits() - capsBefore;
+        assertTrue(capped >= 20, "capped reads: " + capped);
+      } finally {
+        host.readsPerEvent(IpcHost.DEFAULT_READS_PER_EVENT);
+      }
+    }
+  }
+
+  @Test
   void streamOfAThousandReplies() throws Exception {
     try (IpcClient client = IpcClient.connect(path)) {
       BoundService greeter = await(client.bind("Greeter"));

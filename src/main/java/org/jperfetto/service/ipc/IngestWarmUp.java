@@ -22,6 +22,7 @@ import org.jperfetto.abi.SharedMemoryAbi;
 import org.jperfetto.abi.Varints;
 import org.jperfetto.ipc.BoundService;
 import org.jperfetto.ipc.IpcClient;
+import org.jperfetto.ipc.IpcHost;
 import org.jperfetto.ipc.Reply;
 import org.jperfetto.os.ErrnoException;
 import org.jperfetto.os.Fds;
@@ -83,10 +84,12 @@ final class IngestWarmUp {
   /**
    * What a warm-up did: for tests and for the log. pacedRequests were each sent once the service
    * had taken the one before; producerReceives and consumerAccepted are the private service's
-   * socket reads on its producer socket and connections accepted on its consumer socket.
+   * socket reads on its producer socket and connections accepted on its consumer socket;
+   * producerReadCaps its readiness events that used up a connection's reads.
    */
   record Result(long chunksCommitted, long patchesSent, long bytesRead, TraceStats.BufferStats discardStats,
-      int notificationsAcknowledged, long pacedRequests, long producerReceives, long consumerAccepted) {}
+      int notificationsAcknowledged, long pacedRequests, long producerReceives, long consumerAccepted,
+      long producerReadCaps) {}
 
   /**
    * Runs up to rounds rounds (one SMB of chunks each; half into a ring buffer, half into a DISCARD
@@ -158,6 +161,9 @@ final class IngestWarmUp {
           if (traffic == Traffic.PACED) {
             exerciseLoop(host.runner(), consumerSocket);
           }
+          // Every other round reads once a wake-up: each read then ends as when a peer that keeps
+          // sending used up its reads, which a real burst's CommitData may do too.
+          host.readsPerEvent(round % 2 == 0 ? WARM_UP_READS_PER_EVENT : IpcHost.DEFAULT_READS_PER_EVENT);
           feeder.round(abi, target);
           if (round % READ_EVERY == READ_EVERY - 1 || round == halfRounds - 1) {
             bytesRead += read(consumer);
@@ -177,7 +183,8 @@ final class IngestWarmUp {
         await(consumer.invoke("FreeBuffers", FreeBuffersRequest.getDefaultInstance()));
       }
       return new Result(feeder.committed, feeder.patches, bytesRead, discardStats, notifications, feeder.pacedRequests,
-          host.producerHostStats().receives(), host.consumerHostStats().accepted());
+          host.producerHostStats().receives(), host.consumerHostStats().accepted(),
+          host.producerHostStats().readCapHits());
     } finally {
       try (var files = Files.list(dir)) {
         files.forEach(f -> f.toFile().delete());
@@ -196,6 +203,16 @@ final class IngestWarmUp {
      */
     PACED
   }
+
+  /**
+   * Reads a wake-up in every other round of the warm-up: one, so that each of those reads leaves
+   * the read loop the way a read whose peer kept sending does (the other rounds leave it when the
+   * socket is empty, as most reads of a real service do). With the default cap alone, the way out of a read
+   * loop whose peer kept sending was so rare in the warm-up that C2 compiled it as never taken, and
+   * the first time it was (late in one warm-up in twelve, seen with -Xlog:deoptimization) the loop
+   * went back to C1 and reached C2 again only during the first burst, 0.13 s of a core in it.
+   */
+  static final int WARM_UP_READS_PER_EVENT = 1;
 
   private static final Runnable[] NO_OPS = {() -> { }, () -> { }, () -> { }};
 

@@ -416,6 +416,14 @@ public final class ServiceHost implements AutoCloseable {
     return consumerHost.stats();
   }
 
+  /** Reads per connection per readiness event on every socket of this host (see IpcHost). */
+  void readsPerEvent(int reads) {
+    for (IpcHost h : producerHosts) {
+      h.readsPerEvent(reads);
+    }
+    consumerHost.readsPerEvent(reads);
+  }
+
   /** The runner of the service's thread (the IPC loop's). */
   LoopTaskRunner runner() {
     return runner;
