@@ -133,6 +133,10 @@ final class IngestWarmUp {
         int halfRounds = ring ? rounds / 2 : rounds - rounds / 2;
         long bufferKb = ring ? RING_BUFFER_KB : (long) halfRounds * SMB_SIZE / 1024 * 2 + 1024;
         commands.reset();
+        // The ring half reads once a wake-up: each read then ends as when a peer that keeps sending
+        // used up its reads, which a real burst's CommitData may do too. The DISCARD half reads until
+        // the socket is empty, as most reads of a real service end.
+        host.readsPerEvent(ring ? WARM_UP_READS_PER_EVENT : IpcHost.DEFAULT_READS_PER_EVENT);
         CompletableFuture<Reply> session = consumer.invoke("EnableTracing", EnableTracingRequest.newBuilder()
             .setTraceConfig(TraceConfig.newBuilder()
                 // What the perfetto CLI adds to every config it sends.
@@ -161,9 +165,6 @@ final class IngestWarmUp {
           if (traffic == Traffic.PACED) {
             exerciseLoop(host.runner(), consumerSocket);
           }
-          // Every other round reads once a wake-up: each read then ends as when a peer that keeps
-          // sending used up its reads, which a real burst's CommitData may do too.
-          host.readsPerEvent(round % 2 == 0 ? WARM_UP_READS_PER_EVENT : IpcHost.DEFAULT_READS_PER_EVENT);
           feeder.round(abi, target);
           if (round % READ_EVERY == READ_EVERY - 1 || round == halfRounds - 1) {
             bytesRead += read(consumer);
@@ -205,8 +206,8 @@ final class IngestWarmUp {
   }
 
   /**
-   * Reads a wake-up in every other round of the warm-up: one, so that each of those reads leaves
-   * the read loop the way a read whose peer kept sending does (the other rounds leave it when the
+   * Reads a wake-up in the ring half of each warm-up pass: one, so that each of those reads leaves
+   * the read loop the way a read whose peer kept sending does (the DISCARD half leaves it when the
    * socket is empty, as most reads of a real service do). With the default cap alone, the way out of a read
    * loop whose peer kept sending was so rare in the warm-up that C2 compiled it as never taken, and
    * the first time it was (late in one warm-up in twelve, seen with -Xlog:deoptimization) the loop

@@ -60,7 +60,7 @@ class IngestWarmUpTest {
         r.producerReceives() + " reads for " + r.pacedRequests() + " paced requests");
     // Each round, a client connected to the consumer socket and hung up, next to the warm-up's own.
     assertEquals(1 + 8, r.consumerAccepted());
-    // Every other round reads once a wake-up, so reads also end with the peer's data not drained.
+    // The ring half reads once a wake-up, so reads also end with the peer's data not drained.
     assertTrue(r.producerReadCaps() >= 3 * 21 && r.producerReadCaps() < r.producerReceives(),
         r.producerReadCaps() + " capped of " + r.producerReceives() + " reads");
     assertEquals(0, r.discardStats().getPatchesFailed(), r.discardStats().toString());
