@@ -55,7 +55,7 @@ final class SharedMemoryArbiter {
   /** STALL_THEN_DROP gives up after this many waits (upstream's kAssertAtNStalls). */
   static final int MAX_STALLS_BEFORE_DROP = 300;
   /** How long a DROP writer waits for a free chunk before it starts dropping, by default. */
-  public static final long DEFAULT_DROP_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+  static final long DEFAULT_DROP_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
   /** One sleep of a writer waiting out its drop grace. */
   private static final long DROP_GRACE_PARK_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
 
