@@ -21,6 +21,7 @@ import org.jperfetto.abi.PageLayout;
 import org.jperfetto.abi.SharedMemoryAbi;
 import org.jperfetto.abi.Varints;
 import org.jperfetto.ipc.BoundService;
+import org.jperfetto.ipc.HostStats;
 import org.jperfetto.ipc.IpcClient;
 import org.jperfetto.ipc.IpcHost;
 import org.jperfetto.ipc.Reply;
@@ -183,9 +184,9 @@ final class IngestWarmUp {
         notifications += 2;
         await(consumer.invoke("FreeBuffers", FreeBuffersRequest.getDefaultInstance()));
       }
+      HostStats producerStats = host.producerHostStats();
       return new Result(feeder.committed, feeder.patches, bytesRead, discardStats, notifications, feeder.pacedRequests,
-          host.producerHostStats().receives(), host.consumerHostStats().accepted(),
-          host.producerHostStats().readCapHits());
+          producerStats.receives(), host.consumerHostStats().accepted(), producerStats.readCapHits());
     } finally {
       try (var files = Files.list(dir)) {
         files.forEach(f -> f.toFile().delete());
@@ -208,10 +209,10 @@ final class IngestWarmUp {
   /**
    * Reads a wake-up in the ring half of each warm-up pass: one, so that each of those reads leaves
    * the read loop the way a read whose peer kept sending does (the DISCARD half leaves it when the
-   * socket is empty, as most reads of a real service do). With the default cap alone, the way out of a read
-   * loop whose peer kept sending was so rare in the warm-up that C2 compiled it as never taken, and
-   * the first time it was (late in one warm-up in twelve, seen with -Xlog:deoptimization) the loop
-   * went back to C1 and reached C2 again only during the first burst, 0.13 s of a core in it.
+   * socket is empty, as most reads of a real service do). With the default cap alone, that way out
+   * was so rare in the warm-up that C2 compiled it as never taken, and the first time it was taken
+   * (late in one warm-up in twelve, seen with -Xlog:deoptimization) the loop went back to C1 and
+   * reached C2 again only during the first burst, 0.13 s of a core in it.
    */
   static final int WARM_UP_READS_PER_EVENT = 1;
 
