@@ -5,15 +5,20 @@
 # the issue's per-run targets held. Interleaving matters on a shared machine: its speed drifts by
 # more than the differences being measured, so only runs next to each other compare.
 #
-#   scripts/burst-rounds.sh [-r ROUNDS] [-n N] [-k SMB_KB]
+#   scripts/burst-rounds.sh [-c] [-r ROUNDS] [-n N] [-k SMB_KB]
 #   scripts/burst-rounds.sh --summarize FILE    # the summary of round lines saved from a run
 #
 #   -r   rounds (default 5); -n slices per burst (default 1000000); -k the SMB size hint in KiB
 #        (default 0: the service's default, 256 KiB)
+#   -c   control rounds: the C++ burst only, into traced, jtraced, traced again and jtraced again
+#        (cells traced-cpp, jtraced-cpp, traced-cpp2, jtraced-cpp2). How often a service keeps at
+#        least what another run of the same service kept in the same round is the noise floor of
+#        the per-run comparison with traced: a service at parity with traced can meet that
+#        comparison only as often as traced meets it against itself.
 #   Needs what burst-bench.sh needs for both services and producers: UPSTREAM_OUT (traced, perfetto)
 #   and REF_APP (the C++ side of the workload); JPERFETTO_BIN / JTRACED_BIN pick other builds.
 #
-# A round line: "round R" then, per cell, its name (traced-cpp, traced-java, jtraced-cpp,
+# A round line: "round R" (or "control R") then, per cell, its name (traced-cpp, traced-java, jtraced-cpp,
 # jtraced-java) and five numbers: the producer's M slices/s, % kept, the service's ingest CPU s,
 # read-out CPU s, and % readable (kept in packets trace_processor reads; lines saved before it was
 # added have four numbers a cell, and their summary leaves it out).
@@ -76,16 +81,68 @@ summarize() {
     }' "$@"
 }
 
+# The control rounds' summary: per comparison, the rounds in which it held and the groups of five
+# consecutive rounds (1-5, 6-10, ...) in which it held in every round.
+summarize_control() {
+  awk '
+    $1 == "control" {
+      n++
+      for (i = 3; i + 4 <= NF; i++) {
+        if ($i !~ /^j?traced-cpp2?$/) continue
+        kept[$i, n] = $(i + 2)
+      }
+    }
+    function held(x, y, k) { return kept[x, k] >= kept[y, k] }
+    function count(x, y,   k, ok, g, groups, all) {
+      ok = 0; groups = 0; all = 0
+      for (k = 1; k <= n; k++) ok += held(x, y, k)
+      for (g = 0; g + 5 <= n; g += 5) {
+        groups++; all++
+        for (k = g + 1; k <= g + 5; k++) if (!held(x, y, k)) { all--; break }
+      }
+      return sprintf("%d of %d rounds; in all five of a group of five: %d of %d groups", ok, n, all, groups)
+    }
+    function stats(c1, c2,   k, sum, lo) {
+      sum = 0; lo = kept[c1, 1]
+      for (k = 1; k <= n; k++) {
+        sum += kept[c1, k] + kept[c2, k]
+        if (kept[c1, k] < lo) lo = kept[c1, k]
+        if (kept[c2, k] < lo) lo = kept[c2, k]
+      }
+      return sprintf("mean %.2f %%, worst run %s %%", sum / (2 * n), lo)
+    }
+    END {
+      if (n == 0) exit
+      printf "control rounds: %d (C++ burst kept)\n", n
+      printf "traced >= traced earlier in the round: %s\n", count("traced-cpp2", "traced-cpp")
+      printf "jtraced >= jtraced earlier in the round: %s\n", count("jtraced-cpp2", "jtraced-cpp")
+      printf "jtraced >= traced, first pair of the round: %s\n", count("jtraced-cpp", "traced-cpp")
+      printf "jtraced >= traced, second pair of the round: %s\n", count("jtraced-cpp2", "traced-cpp2")
+      printf "traced: %s; jtraced: %s\n", stats("traced-cpp", "traced-cpp2"), stats("jtraced-cpp", "jtraced-cpp2")
+    }' "$@"
+}
+
+summarize_all() {
+  if grep -q '^round ' "$@"; then
+    summarize "$@"
+  elif grep -q '^control ' "$@"; then
+    summarize_control "$@"
+  else
+    echo "no round lines"
+    return 1
+  fi
+}
+
 if [ "${1:-}" = --summarize ]; then
   shift
-  summarize "$@"
+  summarize_all "$@"
   exit
 fi
 
-rounds=5 n=1000000 smb_kb=0
-while getopts "r:n:k:" o; do
+rounds=5 n=1000000 smb_kb=0 control=0
+while getopts "cr:n:k:" o; do
   case $o in
-    r) rounds=$OPTARG ;; n) n=$OPTARG ;; k) smb_kb=$OPTARG ;;
+    c) control=1 ;; r) rounds=$OPTARG ;; n) n=$OPTARG ;; k) smb_kb=$OPTARG ;;
     *) awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"; exit 1 ;;
   esac
 done
@@ -100,6 +157,20 @@ cell() {
 
 lines=$(mktemp)
 trap 'rm -f "$lines"' EXIT
+if [ "$control" = 1 ]; then
+  echo "# $rounds control rounds of: traced <- cpp, jtraced <- cpp, traced <- cpp, jtraced <- cpp; n=$n smb_kb=$smb_kb"
+  echo "# per cell: M slices/s, % kept, ingest CPU s, read-out CPU s, % readable"
+  for r in $(seq "$rounds"); do
+    line="control $r"
+    for c in traced-cpp jtraced-cpp traced-cpp2 jtraced-cpp2; do
+      s=${c%%-*}
+      line="$line $c $(cell "$s" cpp)"
+    done
+    echo "$line" | tee -a "$lines"
+  done
+  summarize_all "$lines"
+  exit
+fi
 echo "# $rounds rounds of: traced <- cpp, traced <- java, jtraced <- cpp, jtraced <- java; n=$n smb_kb=$smb_kb"
 echo "# per cell: M slices/s, % kept, ingest CPU s, read-out CPU s, % readable"
 for r in $(seq "$rounds"); do
@@ -111,4 +182,4 @@ for r in $(seq "$rounds"); do
   done
   echo "$line" | tee -a "$lines"
 done
-summarize "$lines"
+summarize_all "$lines"

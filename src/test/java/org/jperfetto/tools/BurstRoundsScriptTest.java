@@ -81,6 +81,33 @@ class BurstRoundsScriptTest {
   }
 
   @Test
+  void controlRoundsCountHowOftenEachServiceMatchedItselfAndTheOther() throws Exception {
+    List<String> summary = summarize(
+        "# 6 control rounds of: traced <- cpp, jtraced <- cpp, traced <- cpp, jtraced <- cpp; n=1000000 smb_kb=0",
+        control(1, "99.0", "99.5", "99.2", "99.3"),
+        control(2, "98.0", "97.0", "99.0", "99.0"),
+        control(3, "100.0", "100.0", "99.9", "100.0"),
+        control(4, "99.5", "99.0", "99.6", "99.8"),
+        control(5, "99.0", "99.9", "99.4", "99.4"),
+        control(6, "99.0", "99.0", "99.0", "99.0"));
+    assertEquals(List.of(
+        "control rounds: 6 (C++ burst kept)",
+        "traced >= traced earlier in the round: 5 of 6 rounds; in all five of a group of five: 0 of 1 groups",
+        "jtraced >= jtraced earlier in the round: 4 of 6 rounds; in all five of a group of five: 0 of 1 groups",
+        "jtraced >= traced, first pair of the round: 4 of 6 rounds; in all five of a group of five: 0 of 1 groups",
+        "jtraced >= traced, second pair of the round: 6 of 6 rounds; in all five of a group of five: 1 of 1 groups",
+        "traced: mean 99.22 %, worst run 98.0 %; jtraced: mean 99.24 %, worst run 97.0 %"),
+        summary);
+  }
+
+  /** A control round line: the four cells' % kept, the other numbers fixed. */
+  private static String control(int round, String traced, String jtraced, String traced2, String jtraced2) {
+    return "control " + round + " traced-cpp 2.0 " + traced + " 0.15 1.2 1.0 jtraced-cpp 2.0 " + jtraced
+        + " 0.10 0.4 1.0 traced-cpp2 2.0 " + traced2 + " 0.15 1.2 1.0 jtraced-cpp2 2.0 " + jtraced2
+        + " 0.10 0.4 1.0";
+  }
+
+  @Test
   void noRoundLinesIsAnError() throws Exception {
     Path file = dir.resolve("empty.txt");
     Files.writeString(file, "# nothing ran\n");
