@@ -19,6 +19,9 @@ final class TrackEventFixture implements AutoCloseable {
   final TracingProducer producer;
   final TrackEvent trackEvent;
   private final Category marker;
+  /** Session starts and stops TrackEvent has applied to its categories. */
+  private final java.util.concurrent.atomic.AtomicInteger sessionChanges =
+      new java.util.concurrent.atomic.AtomicInteger();
   private int doneCount;
 
   TrackEventFixture(Path dir, Category... categories) throws Exception {
@@ -31,17 +34,23 @@ final class TrackEventFixture implements AutoCloseable {
     marker = Category.of("__marker__");
     Category[] all = java.util.Arrays.copyOf(categories, categories.length + 1);
     all[categories.length] = marker;
-    trackEvent = TrackEvent.builder().categories(all).processName("track_test").bufferExhaustedPolicy(policy).build();
+    trackEvent = TrackEvent.builder().categories(all).processName("track_test").bufferExhaustedPolicy(policy)
+        .onSessionsChanged(sessionChanges::incrementAndGet).build();
     producer = TracingProducer.builder("track-test").socketPath(socket)
         .reconnectBackoff(Duration.ofMillis(10), Duration.ofMillis(100)).dataSource(trackEvent.dataSource()).start();
     host.setUpTracing(64, 4096, 16 << 20);
     TrackTestHost.await("track_event registered", () -> host.registered().contains(TrackEvent.DATA_SOURCE_NAME));
   }
 
-  /** Starts instance id with config and waits until this TrackEvent records. */
+  /**
+   * Starts instance id with config and waits until this TrackEvent records: the data source is
+   * active and the session's categories are enabled (the data source turns active first).
+   */
   void start(long id, TrackEventConfig config) throws Exception {
+    int changes = sessionChanges.get();
     host.startDataSource(id, config);
-    TrackTestHost.await("track_event started", trackEvent.dataSource()::isEnabled);
+    TrackTestHost.await("track_event started", () -> trackEvent.dataSource().isEnabled()
+        && sessionChanges.get() > changes);
   }
 
   /**
