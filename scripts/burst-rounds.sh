@@ -85,7 +85,7 @@ summarize() {
 # consecutive rounds (1-5, 6-10, ...) in which it held in every round.
 summarize_control() {
   awk '
-    $1 == "control" {
+    $1 == "control" && $2 ~ /^[0-9]+$/ {
       n++
       for (i = 3; i + 4 <= NF; i++) {
         if ($i !~ /^j?traced-cpp2?$/) continue
