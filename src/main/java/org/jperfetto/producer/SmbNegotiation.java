@@ -31,15 +31,28 @@ final class SmbNegotiation {
   /** Tests only: the offered SMB's size (0: from the hints) and seals. */
   private final long offeredSize;
   private final int offeredSeals;
+  /** The drop grace every arbiter made here gets (TracingProducer.Builder.dropGrace). */
+  private final long dropGraceNanos;
 
   SmbNegotiation(String producerName, int sizeHint, int pageSizeHint, boolean offerOwn,
-      long offeredSize, int offeredSeals) {
+      long offeredSize, int offeredSeals, long dropGraceNanos) {
     this.producerName = producerName;
     this.sizeHint = sizeHint;
     this.pageSizeHint = pageSizeHint;
     this.offerOwn = offerOwn;
     this.offeredSize = offeredSize;
     this.offeredSeals = offeredSeals;
+    this.dropGraceNanos = dropGraceNanos;
+  }
+
+  /**
+   * The arbiter of an SMB (the service's, an emulated one, or our own), for writers that commit to
+   * sink, with this producer's drop grace: every SMB the producer writes into gets one here.
+   */
+  SharedMemoryArbiter arbiter(MemorySegment smb, int pageSize, SharedMemoryArbiter.CommitSink sink) {
+    SharedMemoryArbiter a = new SharedMemoryArbiter(new SharedMemoryAbi(smb, pageSize), sink);
+    a.dropGraceNanos(dropGraceNanos);
+    return a;
   }
 
   /**
@@ -111,7 +124,7 @@ final class SmbNegotiation {
     MemorySegment smb = Arena.ofAuto().allocate(EMULATED_SMB_SIZE, pageSize);
     LOG.log(Level.DEBUG, () -> "producer " + producerName + ": emulated SMB, size=" + EMULATED_SMB_SIZE
         + " page=" + pageSize);
-    return new SharedMemoryArbiter(new SharedMemoryAbi(smb, (int) pageSize), sink);
+    return arbiter(smb, (int) pageSize, sink);
   }
 
   /** The SMB of a connection without shared memory (upstream's kShmemEmulationSize). */
@@ -158,7 +171,7 @@ final class SmbNegotiation {
       MemorySegment smb = SharedMapping.map(fd, size, Arena.ofAuto());
       LOG.log(Level.DEBUG, () -> "producer " + producerName + ": SMB mapped, size=" + size + " page="
           + pageSize);
-      return new SharedMemoryArbiter(new SharedMemoryAbi(smb, (int) pageSize), sink);
+      return arbiter(smb, (int) pageSize, sink);
     } catch (ErrnoException e) {
       LOG.log(Level.ERROR, "producer " + producerName + ": mapping the shared memory failed: "
           + e.getMessage());

@@ -6,7 +6,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
-import org.jperfetto.abi.SharedMemoryAbi;
 import org.jperfetto.protos.DataSourceConfig;
 import org.jperfetto.protos.TraceConfig;
 
@@ -75,13 +74,14 @@ final class StartupTracing implements SharedMemoryArbiter.CommitSink {
 
   /**
    * Starts on smb an instance of each data source config lists (those dataSourceNamed knows),
-   * each writing with its own placeholder target buffer.
+   * each writing with its own placeholder target buffer; newArbiter makes smb's arbiter for a sink.
    */
   static StartupTracing start(String producerName, TraceConfig config,
-      Function<String, DataSource<?>> dataSourceNamed, ProvidedSmb smb) {
+      Function<String, DataSource<?>> dataSourceNamed, ProvidedSmb smb,
+      Function<SharedMemoryArbiter.CommitSink, SharedMemoryArbiter> newArbiter) {
     StartupTracing st = new StartupTracing(producerName);
     st.smb = smb;
-    st.arbiter = new SharedMemoryArbiter(new SharedMemoryAbi(smb.segment(), smb.pageSize()), st);
+    st.arbiter = newArbiter.apply(st);
     long localId = 0;
     for (TraceConfig.DataSource d : config.getDataSourcesList()) {
       DataSource<?> ds = dataSourceNamed.apply(d.getConfig().getName());

@@ -17,7 +17,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jperfetto.abi.BuildVersion;
-import org.jperfetto.abi.SharedMemoryAbi;
 import org.jperfetto.ipc.BoundService;
 import org.jperfetto.ipc.IpcClient;
 import org.jperfetto.ipc.IpcException;
@@ -69,7 +68,6 @@ public final class TracingProducer implements AutoCloseable {
   private final long maxBackoffMs;
   private final SmbNegotiation smb;
   private final Duration startupTimeout;
-  private final long dropGraceNanos;
   private final ScheduledExecutorService executor;
   private final List<DataSource<?>> dataSources = new CopyOnWriteArrayList<>();
 
@@ -92,9 +90,8 @@ public final class TracingProducer implements AutoCloseable {
     this.name = b.name;
     this.socketPath = b.socketPath != null ? b.socketPath : ProducerSockets.defaultPath();
     this.smb = new SmbNegotiation(name, b.smbSizeHint, b.smbPageSizeHint, b.provideSmb,
-        b.providedSmbSize, b.providedSmbSeals);
+        b.providedSmbSize, b.providedSmbSeals, b.dropGrace.toNanos());
     this.startupTimeout = b.startupTimeout;
-    this.dropGraceNanos = b.dropGrace.toNanos();
     this.initialBackoffMs = b.initialBackoff.toMillis();
     this.maxBackoffMs = b.maxBackoff.toMillis();
     this.backoffMs = initialBackoffMs;
@@ -553,8 +550,7 @@ public final class TracingProducer implements AutoCloseable {
         c.startup.connect(c);
         run(c.drainTask); // what startup writers committed before (held until adopted)
       } else {
-        c.arbiter = new SharedMemoryArbiter(new SharedMemoryAbi(own.segment(), own.pageSize()), c);
-        c.arbiter.dropGraceNanos(dropGraceNanos);
+        c.arbiter = smb.arbiter(own.segment(), own.pageSize(), c);
       }
       c.usingProvidedSmb = true;
       LOG.log(Level.DEBUG, () -> "producer " + name + ": the service adopted our SMB, size="
@@ -574,12 +570,7 @@ public final class TracingProducer implements AutoCloseable {
       Fds.closeQuietly(fd);
       return;
     }
-    SharedMemoryArbiter a = fd < 0 && c.emulated
-        ? smb.emulatedSmb(pageSizeKb, c) : smb.mapServiceSmb(pageSizeKb, fd, c);
-    if (a != null) {
-      a.dropGraceNanos(dropGraceNanos);
-    }
-    c.arbiter = a;
+    c.arbiter = fd < 0 && c.emulated ? smb.emulatedSmb(pageSizeKb, c) : smb.mapServiceSmb(pageSizeKb, fd, c);
   }
 
   private DataSource<?> dataSourceNamed(String dsName) {
@@ -717,8 +708,8 @@ public final class TracingProducer implements AutoCloseable {
   private void setUpStartupTracing(org.jperfetto.protos.TraceConfig config) {
     ProvidedSmb own = smb.create();
     if (own != null) {
-      startup = StartupTracing.start(name, config, this::dataSourceNamed, own);
-      startup.arbiter().dropGraceNanos(dropGraceNanos);
+      startup = StartupTracing.start(name, config, this::dataSourceNamed, own,
+          sink -> smb.arbiter(own.segment(), own.pageSize(), sink));
     }
   }
 
