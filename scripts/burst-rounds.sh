@@ -59,7 +59,6 @@ summarize() {
       return ok
     }
     END {
-      if (n == 0) { print "no round lines"; exit 1 }
       printf "rounds: %d\n", n
       printf "C++ burst kept, jtraced >= traced: %d of %d (jtraced %s %%, traced %s %%)\n",
         atLeast(kept, "jtraced-cpp", "traced-cpp"), n, range(kept, "jtraced-cpp"), range(kept, "traced-cpp")
@@ -112,7 +111,6 @@ summarize_control() {
       return sprintf("mean %.2f %%, worst run %s %%", sum / (2 * n), lo)
     }
     END {
-      if (n == 0) exit
       printf "control rounds: %d (C++ burst kept)\n", n
       printf "traced >= traced earlier in the round: %s\n", count("traced-cpp2", "traced-cpp")
       printf "jtraced >= jtraced earlier in the round: %s\n", count("jtraced-cpp2", "jtraced-cpp")
@@ -122,10 +120,11 @@ summarize_control() {
     }' "$@"
 }
 
+# Round lines are "round N ..." or "control N ..."; a saved run's own summary lines are neither.
 summarize_all() {
-  if grep -q '^round ' "$@"; then
+  if grep -Eq '^round [0-9]+ ' "$@"; then
     summarize "$@"
-  elif grep -q '^control ' "$@"; then
+  elif grep -Eq '^control [0-9]+ ' "$@"; then
     summarize_control "$@"
   else
     echo "no round lines"
