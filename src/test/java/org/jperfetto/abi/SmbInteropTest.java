@@ -17,15 +17,16 @@ import java.util.List;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.jperfetto.testing.Fixtures;
 
 /**
- * Replays the SMBs that upstream's C++ TraceWriter filled (../shared/interop/smb, see its README):
+ * Replays the SMBs that upstream's C++ TraceWriter filled (test-fixtures/interop/smb, see its README):
  * our reader must find exactly the chunks, fragments and packets listed there.
  */
 class SmbInteropTest {
   private static final int PAGE_SIZE = 4096;
 
-  /** Expected facts per capture (README of ../shared/interop/smb). */
+  /** Expected facts per capture (README of test-fixtures/interop/smb). */
   record Capture(String file, int firstChunkId, int lastChunkId, int firstPageOfOldest, int fragments,
       int oneByteSizes, int fourByteSizes, int needsPatchingChunks, int gluedPackets, int unpatchedGlued,
       int packets, int iCount, long iMin, long iMax) {}
@@ -41,7 +42,7 @@ class SmbInteropTest {
   @ParameterizedTest
   @MethodSource("captures")
   void readerDecodesUpstreamWriterSmb(Capture cap) throws IOException {
-    Path file = Path.of(System.getProperty("jperfetto.shared", "../shared"), "interop", "smb", cap.file());
+    Path file = Fixtures.interop("smb", cap.file());
     byte[] bytes = Files.readAllBytes(file);
     assertEquals(256 * 1024, bytes.length);
     try (Arena arena = Arena.ofConfined()) {

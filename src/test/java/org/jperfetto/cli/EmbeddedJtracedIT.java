@@ -16,6 +16,7 @@ import org.jperfetto.protos.TracePacket;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.jperfetto.testing.Fixtures;
 
 /** jperfetto with nothing on the consumer socket: the real in-process jtraced records the trace. */
 @Timeout(60)
@@ -53,8 +54,8 @@ class EmbeddedJtracedIT {
     assertTrue(trace.getPacketList().stream().anyMatch(TracePacket::hasTraceStats), "trace_stats");
     // The service writes the same kinds of packets as upstream traced v58 does (its own sequence, 1).
     java.util.Set<String> ours = serviceKinds(trace);
-    java.util.Set<String> upstream = serviceKinds(Trace.parseFrom(Files.readAllBytes(Path.of(
-        System.getProperty("jperfetto.shared"), "interop", "v58producer_v58traced", "trace.pftrace"))));
+    java.util.Set<String> upstream = serviceKinds(Trace.parseFrom(Files.readAllBytes(
+        Fixtures.interop("v58producer_v58traced", "trace.pftrace"))));
     assertTrue(ours.containsAll(upstream), "upstream's service packets " + upstream + ", ours " + ours);
     assertFalse(Files.exists(consumer), "the embedded service removed its consumer socket");
     assertFalse(Files.exists(producer), "and its producer socket");

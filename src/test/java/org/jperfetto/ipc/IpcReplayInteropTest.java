@@ -33,9 +33,10 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.jperfetto.testing.Fixtures;
 
 /**
- * Replays byte streams recorded between real Perfetto binaries (../shared/interop) through our
+ * Replays byte streams recorded between real Perfetto binaries (test-fixtures/interop) through our
  * frame reader, into an {@link IpcHost} (as the client side) and into an {@link IpcClient} (as
  * traced's side).
  */
@@ -50,7 +51,7 @@ class IpcReplayInteropTest {
       "GetTraceStats", "ObserveEvents", "QueryServiceState", "QueryCapabilities",
       "SaveTraceForBugreport", "CloneSession");
 
-  static final Path INTEROP = Path.of(System.getProperty("jperfetto.shared", "../shared"), "interop");
+  static final Path INTEROP = Fixtures.interop();
 
   @TempDir
   Path dir;

@@ -21,10 +21,11 @@ import org.jperfetto.protos.InitializeConnectionRequest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.jperfetto.testing.Fixtures;
 
 /**
  * Our producer's first requests against what upstream v58's SDK producer sent traced in
- * ../shared/interop/v58producer_v58traced: the same methods in the same order and the same
+ * test-fixtures/interop/v58producer_v58traced: the same methods in the same order and the same
  * InitializeConnection fields (values aside from the names).
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
@@ -34,8 +35,7 @@ class ProducerHandshakeInteropTest {
 
   /** The v58 producer's requests: (method name, args), resolving ids through the bind reply. */
   static List<Map.Entry<String, com.google.protobuf.ByteString>> upstreamCalls() throws Exception {
-    Path folder = Path.of(System.getProperty("jperfetto.shared", "../shared"), "interop",
-        "v58producer_v58traced");
+    Path folder = Fixtures.interop("v58producer_v58traced");
     List<IPCFrame> sent = frames(Files.readAllBytes(folder.resolve("producer.ipc.fd4.send.bin")));
     List<IPCFrame> received = frames(Files.readAllBytes(folder.resolve("producer.ipc.fd4.recv.bin")));
     IPCFrame.BindServiceReply bind = received.stream().filter(IPCFrame::hasMsgBindServiceReply)

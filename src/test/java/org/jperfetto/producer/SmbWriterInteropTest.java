@@ -26,9 +26,10 @@ import com.google.protobuf.WireFormat;
 import org.jperfetto.producer.proto.ProtoWriter;
 import org.jperfetto.protos.TracePacket;
 import org.junit.jupiter.api.Test;
+import org.jperfetto.testing.Fixtures;
 
 /**
- * Replays the packets upstream v58's TraceWriter left in ../shared/interop/smb/smb_v58_full.bin
+ * Replays the packets upstream v58's TraceWriter left in test-fixtures/interop/smb/smb_v58_full.bin
  * through our TraceWriter, re-encoding their nested messages with beginNested/endNested, and
  * compares chunk by chunk: the same packet counts, continue flags and used size, and the same bytes
  * (fragment size headers of 1 or 4 bytes, compacted nested sizes, where the writer cut a chunk
@@ -67,7 +68,7 @@ class SmbWriterInteropTest {
   }
 
   static List<Chunk> upstreamChunks() throws IOException {
-    Path file = Path.of(System.getProperty("jperfetto.shared", "../shared"), "interop", "smb", "smb_v58_full.bin");
+    Path file = Fixtures.interop("smb", "smb_v58_full.bin");
     MemorySegment smb = MemorySegment.ofArray(Files.readAllBytes(file));
     List<Chunk> chunks = new ArrayList<>();
     for (long page = 0; page < smb.byteSize(); page += PAGE) {

@@ -18,21 +18,18 @@ import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.jperfetto.testing.Fixtures;
 
 /**
- * Reads the captures of real Perfetto traffic in ../shared/interop (system property
- * {@code jperfetto.shared}): the byte stream of each socket direction, cut into IPC frames, and
+ * Reads the captures of real Perfetto traffic in test-fixtures/interop ({@link Fixtures#interop}):
+ * the byte stream of each socket direction, cut into IPC frames, and
  * the per-syscall log with the fds passed by SCM_RIGHTS.
  */
 final class InteropCaptures {
   private InteropCaptures() {}
 
   static Path interopDir() {
-    String shared = System.getProperty("jperfetto.shared");
-    assertTrue(shared != null, "system property jperfetto.shared is not set (the pom sets it)");
-    Path dir = Path.of(shared, "interop");
-    assertTrue(Files.isDirectory(dir), "interop captures not found: " + dir);
-    return dir;
+    return Fixtures.interop();
   }
 
   /** The session folders (those holding a trace.pftrace), sorted by name. */

@@ -8,7 +8,6 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -25,9 +24,10 @@ import org.jperfetto.protos.TraceStats;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.jperfetto.testing.Fixtures;
 
 /**
- * Replays SMBs written by upstream's C++ TraceWriter (../shared/interop/smb) into the service:
+ * Replays SMBs written by upstream's C++ TraceWriter (test-fixtures/interop/smb) into the service:
  * the SMB is adopted as the producer's own, every Complete chunk is committed in chunk-id order,
  * and the trace read back is checked against an independent walk over the chunk headers.
  */
@@ -44,9 +44,7 @@ class SmbReplayInteropTest {
   void upstreamSmbReplaysThroughCommitData(String file, int firstId, int lastId, int fragments,
       int wholePackets, int readableUnpatched)
       throws IOException {
-    String shared = System.getProperty("jperfetto.shared");
-    assertNotNull(shared, "the pom sets jperfetto.shared");
-    byte[] bytes = Files.readAllBytes(Path.of(shared, "interop", "smb", file));
+    byte[] bytes = Files.readAllBytes(Fixtures.interop("smb", file));
     SharedMemory smb = SharedMemory.arenaFactory().create(bytes.length);
     MemorySegment.copy(bytes, 0, smb.segment(), ValueLayout.JAVA_BYTE, 0, bytes.length);
 

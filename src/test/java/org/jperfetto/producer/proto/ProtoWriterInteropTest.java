@@ -13,9 +13,10 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.jperfetto.testing.Fixtures;
 
 /**
- * Replays the SMB written by upstream v58's TraceWriter (../shared/interop/smb): its size-field
+ * Replays the SMB written by upstream v58's TraceWriter (test-fixtures/interop/smb): its size-field
  * compaction must be the one we implement, and every packet it wrote inside one chunk, re-written
  * field by field with {@link ProtoWriter}, must come out byte for byte the same.
  */
@@ -32,7 +33,7 @@ class ProtoWriterInteropTest {
   record Fragment(byte[] data, int headerBytes, boolean whole) {}
 
   private static List<Fragment> fragments(String file) throws IOException {
-    Path smb = Path.of(System.getProperty("jperfetto.shared", "../shared"), "interop", "smb", file);
+    Path smb = Fixtures.interop("smb", file);
     MemorySegment m = MemorySegment.ofArray(Files.readAllBytes(smb));
     List<Fragment> out = new ArrayList<>();
     for (long page = 0; page < m.byteSize(); page += PAGE_SIZE) {

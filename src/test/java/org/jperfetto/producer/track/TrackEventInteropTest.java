@@ -17,6 +17,7 @@ import org.jperfetto.protos.TrackEventConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.jperfetto.testing.Fixtures;
 
 /**
  * The capture's producer (upstream's v58 SDK) ran TRACE_EVENT("ref", "ref_slice", "i", i) for
@@ -33,7 +34,7 @@ class TrackEventInteropTest {
   Path dir;
 
   static Path capture(String folder) {
-    return Path.of(System.getProperty("jperfetto.shared", "../shared"), "interop", folder, "trace.pftrace");
+    return Fixtures.interop(folder, "trace.pftrace");
   }
 
   /** The packets of the capture's TrackEvent sequence (the one whose first packet clears state). */

@@ -17,9 +17,10 @@ import java.util.TreeMap;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.jperfetto.testing.Fixtures;
 
 /**
- * Replays the SMBs written by upstream's C++ TraceWriter (../shared/interop/smb): every chunk is
+ * Replays the SMBs written by upstream's C++ TraceWriter (test-fixtures/interop/smb): every chunk is
  * copied as the service would, then read back. Expectations are the ones the capture's README
  * reports from an independent decoder.
  */
@@ -33,7 +34,7 @@ class TraceBufferInteropTest {
   record SmbChunk(int page, int chunkId, int writerId, int count, int flags) {}
 
   private static MemorySegment load(Arena arena, String name) throws IOException {
-    Path p = Path.of(System.getProperty("jperfetto.shared", "../shared"), "interop", "smb", name);
+    Path p = Fixtures.interop("smb", name);
     // A missing capture fails, as in every other interop test: skipping would pass with no check.
     assertTrue(Files.isReadable(p), "capture not found: " + p);
     byte[] bytes = Files.readAllBytes(p);

@@ -28,9 +28,10 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.jperfetto.testing.Fixtures;
 
 /**
- * Replays what real upstream clients sent (../shared/interop) into jtraced over sockets: the
+ * Replays what real upstream clients sent (test-fixtures/interop) into jtraced over sockets: the
  * producer's BindService, InitializeConnection, GetAsyncCommand and RegisterDataSource("track_event"),
  * then the perfetto CLI's BindService and EnableTracing. jtraced must answer them as the captured
  * traced did, in kind: the same method table, successful replies, and on the command stream
@@ -41,7 +42,7 @@ class CaptureReplayInteropTest {
   @TempDir Path dir;
 
   static List<Path> sessions() throws IOException {
-    Path interop = Path.of(System.getProperty("jperfetto.shared"), "interop");
+    Path interop = Fixtures.interop();
     try (Stream<Path> s = Files.list(interop)) {
       List<Path> out = s.filter(p -> Files.exists(p.resolve("producer.ipc.fd4.send.bin"))
           && Files.exists(p.resolve("perfetto_cli.ipc.fd6.send.bin"))).sorted().toList();

@@ -22,10 +22,11 @@ import org.jperfetto.protos.IPCFrame;
 import org.jperfetto.service.ProducerEndpoint;
 import org.jperfetto.service.buffer.PatchBatch;
 import org.junit.jupiter.api.Test;
+import org.jperfetto.testing.Fixtures;
 
 /**
  * The in-place CommitData path against protobuf-java's decoding: the same calls, in the same
- * order, for every CommitData real upstream producers sent (../shared/interop) and for random
+ * order, for every CommitData real upstream producers sent (test-fixtures/interop) and for random
  * requests; and requests it must leave to the regular path are declined before any call.
  */
 class CommitDataDecoderTest {
@@ -96,7 +97,7 @@ class CommitDataDecoderTest {
     int seen = 0;
     int withPatches = 0;
     for (String folder : List.of("v58producer_v58traced", "v14producer_v58traced")) {
-      Path stream = Path.of(System.getProperty("jperfetto.shared"), "interop", folder, "producer.ipc.fd4.send.bin");
+      Path stream = Fixtures.interop(folder, "producer.ipc.fd4.send.bin");
       ByteBuffer in = ByteBuffer.wrap(Files.readAllBytes(stream)).order(ByteOrder.LITTLE_ENDIAN);
       while (in.remaining() >= 4) {
         byte[] frame = new byte[in.getInt()];
