@@ -157,7 +157,7 @@ final class TraceConfigs {
       i++;
     }
     if (i == 0 || i > 18) {
-      throw new ConfigException(flag + " argument is invalid: " + arg);
+      throw invalid(arg, units, flag);
     }
     long value = Long.parseLong(arg.substring(0, i));
     String unit = arg.substring(i);
@@ -170,7 +170,18 @@ final class TraceConfigs {
         }
       }
     }
-    throw new ConfigException(flag + " argument is invalid: " + arg);
+    throw invalid(arg, units, flag);
+  }
+
+  /** Names the accepted forms: a whole number and one of the units, e.g. "10s" or "64mb". */
+  private static ConfigException invalid(String arg, List<Unit> units, String flag) {
+    String examples = units == TIME_UNITS ? "500ms, 10s, 5m, 1h" : "512kb, 64mb, 1gb";
+    StringBuilder suffixes = new StringBuilder();
+    for (Unit u : units) {
+      suffixes.append(suffixes.isEmpty() ? "" : ", ").append(u.suffix());
+    }
+    return new ConfigException(flag + " argument is invalid: " + arg + " (expected a whole number and a unit ("
+        + suffixes + "), e.g. " + examples + ")");
   }
 
   static long timeMs(String arg) throws ConfigException {

@@ -41,7 +41,9 @@ class DemoOptionsTest {
         () -> DemoOptions.parse(new String[] {"--bogus"})).getMessage());
     assertEquals("-t needs a value", assertThrows(DemoOptions.UsageException.class,
         () -> DemoOptions.parse(new String[] {"-t"})).getMessage());
-    assertEquals("--time argument is invalid: 5", assertThrows(DemoOptions.UsageException.class,
+    String expected = "--time argument is invalid: 5 (expected a whole number and a unit (ms, s, m, h), e.g. "
+        + "500ms, 10s, 5m, 1h)";
+    assertEquals(expected, assertThrows(DemoOptions.UsageException.class,
         () -> DemoOptions.parse(new String[] {"-t", "5"})).getMessage());
     assertTrue(assertThrows(DemoOptions.UsageException.class,
         () -> DemoOptions.parse(new String[] {"-t", "0"})).getMessage().contains("between 1ms and 1h"));

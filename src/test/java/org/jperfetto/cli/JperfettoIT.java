@@ -109,6 +109,11 @@ class JperfettoIT {
     assertEquals(1, run("-t", "10x", "-o", dir.resolve("x").toString()));
     assertTrue(err().contains("--time argument is invalid: 10x"), err());
     assertEquals(1, run("-t", "10", "-o", dir.resolve("x").toString()));
+    assertTrue(err().contains("--time argument is invalid: 10 (expected a whole number and a unit (ms, s, m, h), "
+        + "e.g. 500ms, 10s, 5m, 1h)"), err());
+    assertEquals(1, run("-b", "64", "-o", dir.resolve("x").toString()));
+    assertTrue(err().contains("--buffer argument is invalid: 64 (expected a whole number and a unit (kb, mb, gb, "
+        + "k, m, g), e.g. 512kb, 64mb, 1gb)"), err());
   }
 
   @Test
