@@ -20,12 +20,20 @@ public final class Clocks {
   public static final int CLOCK_MONOTONIC_COARSE = 6;
   public static final int CLOCK_BOOTTIME = 7;
 
-  private static final MethodHandle CLOCK_GETTIME = Linker.nativeLinker().downcallHandle(
-      Linker.nativeLinker().defaultLookup().find("clock_gettime")
-          .orElseThrow(() -> new UnsupportedOperationException("libc has no symbol clock_gettime")),
-      FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS), Linker.Option.captureCallState("errno"));
+  private static final MethodHandle CLOCK_GETTIME = clockGettime();
 
   private Clocks() {}
+
+  private static MethodHandle clockGettime() {
+    try {
+      return Linker.nativeLinker().downcallHandle(
+          Linker.nativeLinker().defaultLookup().find("clock_gettime")
+              .orElseThrow(() -> new UnsupportedOperationException("libc has no symbol clock_gettime")),
+          FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS), Linker.Option.captureCallState("errno"));
+    } catch (IllegalCallerException e) {
+      throw NativeAccessRefused.explain(e);
+    }
+  }
 
   /**
    * The clock's current value in nanoseconds.

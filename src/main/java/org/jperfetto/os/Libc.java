@@ -268,7 +268,11 @@ final class Libc {
    * app's first second).
    */
   private static MethodHandle h(String name) {
-    return LINKER.downcallHandle(find(name), ANY_CALL, ERRNO);
+    try {
+      return LINKER.downcallHandle(find(name), ANY_CALL, ERRNO);
+    } catch (IllegalCallerException e) {
+      throw NativeAccessRefused.explain(e);
+    }
   }
 
   /**
