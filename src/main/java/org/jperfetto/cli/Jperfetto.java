@@ -44,6 +44,8 @@ public final class Jperfetto {
   static final long FAILSAFE_EXTRA_MS = 60_000;
   static final long READBACK_TIMEOUT_MS = 60_000;
   static final long QUERY_TIMEOUT_MS = 10_000;
+  /** How long a recording's start waits to learn which data sources the service offers. */
+  private static final long DATA_SOURCE_CHECK_TIMEOUT_MS = 2_000;
   static final long STATUS_PERIOD_MS = 500;
   static final String VERSION = BuildVersion.NAME;
 
@@ -327,6 +329,7 @@ public final class Jperfetto {
     } else {
       session = consumer.enableTracing(config);
     }
+    warnAboutDataSourcesNotOffered(consumer, config);
     if (options.isDetach()) {
       try {
         await(consumer.detach(options.detachKey), QUERY_TIMEOUT_MS, "Detach");
@@ -358,6 +361,21 @@ public final class Jperfetto {
       return EXIT_OK;
     }
     return readBack(consumer, output); // a signal now changes nothing: the read is under way
+  }
+
+  /**
+   * Says which of the config's data sources no connected producer offers (see {@link
+   * DataSourceCheck}); a service that cannot say (an error, a time-out) gets no warning.
+   */
+  private void warnAboutDataSourcesNotOffered(TracingConsumer consumer, TraceConfig config)
+      throws InterruptedException {
+    TracingServiceState state;
+    try {
+      state = await(consumer.queryServiceState(false), DATA_SOURCE_CHECK_TIMEOUT_MS, "QueryServiceState");
+    } catch (ExecutionException | TimeoutException e) {
+      return;
+    }
+    DataSourceCheck.warnings(config, state).forEach(err::println);
   }
 
   private int clone(TracingConsumer consumer, Output output) throws Exception {

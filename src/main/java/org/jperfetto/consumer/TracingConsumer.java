@@ -6,7 +6,11 @@ import com.google.protobuf.MessageLite;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -294,6 +298,32 @@ public final class TracingConsumer implements AutoCloseable {
           }
           return merged.build();
         });
+  }
+
+  /**
+   * The data sources config asks for that no producer connected to the service offers now, by
+   * name, each once, in config order. A misspelt name, or a data source its app never registered,
+   * records nothing and makes no error; a producer may still register one later, so this says what
+   * holds at the moment of asking.
+   */
+  public CompletableFuture<List<String>> dataSourcesNotOffered(TraceConfig config) {
+    return queryServiceState(false).thenApply(state -> dataSourcesNotOffered(config, state));
+  }
+
+  /** The data sources config asks for that no producer in state offers, each once, in config order. */
+  public static List<String> dataSourcesNotOffered(TraceConfig config, TracingServiceState state) {
+    Set<String> offered = new HashSet<>();
+    for (TracingServiceState.DataSource ds : state.getDataSourcesList()) {
+      offered.add(ds.getDsDescriptor().getName());
+    }
+    Set<String> missing = new LinkedHashSet<>();
+    for (TraceConfig.DataSource ds : config.getDataSourcesList()) {
+      String name = ds.getConfig().getName();
+      if (!offered.contains(name)) {
+        missing.add(name);
+      }
+    }
+    return List.copyOf(missing);
   }
 
   /** What the service supports (an older service without the method answers METHOD_NOT_FOUND). */

@@ -130,6 +130,7 @@ public final class InProcessSession implements AutoCloseable {
       }
       // The service sent every start before the event; the producer ran them before this answer.
       await(tracing.producer().sync(), START_TIMEOUT, "the producer's Sync");
+      warnAboutDataSourcesNotOffered();
     } catch (IOException | RuntimeException e) {
       consumer.close();
       state = State.STOPPED;
@@ -138,6 +139,17 @@ public final class InProcessSession implements AutoCloseable {
     }
     state = State.STARTED;
     return this;
+  }
+
+  /**
+   * Logs a warning for each data source of the config that no producer of the service offers: a
+   * misspelt name, or a data source not registered with {@link InProcessTracing}, records nothing.
+   */
+  private void warnAboutDataSourcesNotOffered() throws IOException {
+    for (String name : await(consumer.dataSourcesNotOffered(config), START_TIMEOUT, "the service's state")) {
+      LOG.log(Level.WARNING, "no producer offers data source \"" + name + "\": the session "
+          + "records none of its data (misspelt, or not registered with InProcessTracing?)");
+    }
   }
 
   private TracingSession enableIntoFile() throws IOException {

@@ -105,6 +105,24 @@ class JperfettoIT {
   }
 
   @Test
+  void dataSourcesNoProducerOffersAreNamedWithAGuess() throws IOException {
+    Path cfg = dir.resolve("typo.pbtxt");
+    Files.writeString(cfg, """
+        duration_ms: 200
+        buffers { size_kb: 1024 }
+        data_sources { config { name: "track_events" } }
+        data_sources { config { name: "track_event" } }
+        """);
+    Path file = dir.resolve("typo.pftrace");
+    assertEquals(0, run("-c", cfg.toString(), "--txt", "-o", file.toString()), err());
+    String warning = "Warning: no producer connected to the service offers data source \"track_events\" (yet): "
+        + "the trace holds none of its data unless one registers it. Did you mean \"track_event\"? "
+        + "Offered now: track_event";
+    assertTrue(err().contains(warning), err());
+    assertEquals(1, err().split("Warning: no producer").length - 1, "one warning only: " + err());
+  }
+
+  @Test
   void badDurationIsRejected() {
     assertEquals(1, run("-t", "10x", "-o", dir.resolve("x").toString()));
     assertTrue(err().contains("--time argument is invalid: 10x"), err());
@@ -382,6 +400,7 @@ class JperfettoIT {
     assertEquals(0, run("-t", "100ms", "-o", dir.resolve("r").toString()), err());
     EnableTracingRequest first = EnableTracingRequest.parseFrom(fake.calls().get(0).args());
     assertFalse(first.getAttachNotificationOnly());
-    assertEquals(List.of("EnableTracing", "ReadBuffers"), fake.methodsCalled());
+    // QueryServiceState: which of the config's data sources no producer offers (a warning each).
+    assertEquals(List.of("EnableTracing", "QueryServiceState", "ReadBuffers"), fake.methodsCalled());
   }
 }

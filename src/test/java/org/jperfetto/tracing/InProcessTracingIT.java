@@ -67,6 +67,40 @@ class InProcessTracingIT {
   }
 
   @Test
+  void aDataSourceNoProducerOffersIsLoggedAsAWarning() throws Exception {
+    java.util.logging.Logger log = java.util.logging.Logger.getLogger(InProcessSession.class.getName());
+    List<String> warnings = new java.util.concurrent.CopyOnWriteArrayList<>();
+    java.util.logging.Handler handler = new java.util.logging.Handler() {
+      @Override
+      public void publish(java.util.logging.LogRecord r) {
+        if (r.getLevel() == java.util.logging.Level.WARNING) {
+          warnings.add(r.getMessage());
+        }
+      }
+
+      @Override
+      public void flush() {}
+
+      @Override
+      public void close() {}
+    };
+    log.addHandler(handler);
+    TraceConfig typo = config().toBuilder().addDataSources(TraceConfig.DataSource.newBuilder()
+        .setConfig(DataSourceConfig.newBuilder().setName("track_events"))).build();
+    try (InProcessTracing tracing = start("typo");
+        InProcessSession session = tracing.newSession(typo).start()) {
+      assertEquals(List.of("no producer offers data source \"track_events\": the session records none of its "
+          + "data (misspelt, or not registered with InProcessTracing?)"), warnings);
+      warnings.clear();
+      try (InProcessSession good = tracing.newSession(config()).start()) {
+        assertEquals(List.of(), warnings, "track_event is offered");
+      }
+    } finally {
+      log.removeHandler(handler);
+    }
+  }
+
+  @Test
   void theProducerWritesIntoAFourMebibyteSmbUnlessItAsksForAnother() throws Exception {
     try (InProcessTracing tracing = start("smb-default");
         InProcessSession session = tracing.newSession(config()).start()) {
