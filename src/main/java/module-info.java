@@ -14,6 +14,8 @@ module org.jperfetto {
   requires jdk.unsupported;
   // `jperfetto attach PID` loads the agent into a running JVM (Attach API); in the jlink image too.
   requires jdk.attach;
+  // `jperfetto open TRACE` serves the file once on 127.0.0.1 for ui.perfetto.dev.
+  requires jdk.httpserver;
   // The agent (org.jperfetto.agent) runs only inside a traced JVM, loaded from jperfetto-agent.jar
   // where the JVM resolves java.instrument itself and the jar nests ASM: static, so the jlink image
   // carries neither.

@@ -28,6 +28,8 @@ final class CliOptions {
   boolean txt;
   boolean txtLossy;
   boolean noClobber;
+  /** Show the trace in ui.perfetto.dev once it is written (see {@link OpenCommand}). */
+  boolean open;
   String detachKey;
   String attachKey;
   boolean isDetached;
@@ -53,7 +55,7 @@ final class CliOptions {
 
   private static final Map<String, Character> FLAGS = Map.ofEntries(
       Map.entry("help", 'h'), Map.entry("background", 'd'), Map.entry("txt", '\0'),
-      Map.entry("txt-lossy", '\0'), Map.entry("no-clobber", '\0'), Map.entry("stop", '\0'),
+      Map.entry("txt-lossy", '\0'), Map.entry("no-clobber", '\0'), Map.entry("open", '\0'), Map.entry("stop", '\0'),
       Map.entry("query", '\0'), Map.entry("query-raw", '\0'), Map.entry("long", '\0'),
       Map.entry("system", '\0'), Map.entry("version", '\0'));
 
@@ -154,6 +156,7 @@ final class CliOptions {
       case "txt" -> txt = true;
       case "txt-lossy" -> txtLossy = true;
       case "no-clobber" -> noClobber = true;
+      case "open" -> open = true;
       case "stop" -> stop = true;
       case "query" -> query = true;
       case "query-raw" -> {

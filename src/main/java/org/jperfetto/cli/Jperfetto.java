@@ -65,6 +65,7 @@ public final class Jperfetto {
     Plugins.register(Subcommand.class, new Demo());
     Plugins.register(Subcommand.class, new RefProducer());
     Plugins.register(Subcommand.class, new TraceSummary());
+    Plugins.register(Subcommand.class, new OpenCommand());
     Plugins.register(Subcommand.class, new AttachCommand());
     Plugins.register(Subcommand.class, new AotTraining());
     int code = run(args, CliContext.system());
@@ -178,14 +179,32 @@ public final class Jperfetto {
         }
       }
     }
+    if (options.open && (output == null || output.path() == null || options.isDetach())) {
+      if (output != null) {
+        output.closeQuietly();
+      }
+      throw new CliError("--open needs a trace file: -o FILE (not stdout, not --detach)");
+    }
     TraceConfig finalConfig = config;
+    int code;
     try {
-      return withService(consumer -> options.isClone() ? clone(consumer, output)
+      code = withService(consumer -> options.isClone() ? clone(consumer, output)
           : trace(consumer, finalConfig, output));
     } finally {
       if (output != null) {
         output.closeQuietly();
       }
+    }
+    if (code != EXIT_OK || !options.open) {
+      return code;
+    }
+    try {
+      return OpenCommand.serveOnce(output.path(), OpenCommand.UI_PORT, true, ctx);
+    } catch (IOException e) {
+      throw new CliError("--open: " + e.getMessage());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return EXIT_ERROR;
     }
   }
 

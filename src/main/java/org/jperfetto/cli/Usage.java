@@ -19,6 +19,7 @@ final class Usage {
               --txt-lossy        Like --txt, ignoring fields this build does not know
           -o, --out FILE         Where the trace goes, '-' for stdout
               --no-clobber       Fail if the output file exists
+              --open             Then show the trace in ui.perfetto.dev (served once from 127.0.0.1)
           -d, --background       Run detached; prints the pid (stop it with kill -TERM PID)
               --system           Use only an external service: never start an in-process one
               --query [--long]   Print the service's producers, data sources and sessions

@@ -123,6 +123,13 @@ class JperfettoIT {
   }
 
   @Test
+  void openNeedsATraceFile() {
+    assertEquals(1, run("-t", "100ms", "-o", "-", "--open"));
+    assertTrue(err().contains("--open needs a trace file: -o FILE (not stdout, not --detach)"), err());
+    assertEquals(List.of(), fake.methodsCalled(), "nothing reaches the service");
+  }
+
+  @Test
   void badDurationIsRejected() {
     assertEquals(1, run("-t", "10x", "-o", dir.resolve("x").toString()));
     assertTrue(err().contains("--time argument is invalid: 10x"), err());
