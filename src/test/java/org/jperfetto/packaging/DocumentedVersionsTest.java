@@ -49,6 +49,12 @@ class DocumentedVersionsTest {
         assertEquals(asm, v, doc + " names ASM " + v);
       }
     }
+    String readme = Files.readString(Path.of("README.md"));
+    String version = pomProperty(pom.substring(pom.indexOf("<artifactId>jperfetto</artifactId>")), "version");
+    assertTrue(readme.contains("<artifactId>jperfetto</artifactId>\n  <version>" + version + "</version>"),
+        "README's Maven snippet names version " + version);
+    assertTrue(readme.contains("implementation(\"org.jperfetto:jperfetto:" + version + "\")"),
+        "README's Gradle snippet names version " + version);
     String agentDoc = Files.readString(Path.of("docs", "agent.md"));
     assertFalse(versionsAfter(agentDoc, "ASM").isEmpty(), "docs/agent.md names the ASM version");
     assertTrue(agentDoc.contains("protobuf-java " + pomProperty(pom, "protobuf.version") + " and ASM " + asm
