@@ -55,8 +55,11 @@ public final class TraceSummary implements Subcommand {
             + "cannot read them: the packets that set their sequence's incremental state (interned names, track "
             + "descriptors) are gone, as when a ring buffer wraps" + (chunksOverwritten > 0
                 ? " (this one overwrote " + chunksOverwritten + " chunks)" : "")
-            + "; a clear period keeps what follows each clear readable: incremental_state_config { clear_period_ms: "
-            + ClearPeriod.DEFAULT_MS + " }");
+            + (readableSliceBegins > 0
+                ? "; they come before their sequence's first incremental-state clear in the file, at most one clear "
+                    + "period of each thread (a shorter clear_period_ms loses less)"
+                : "; a clear period keeps what follows each clear readable: incremental_state_config { "
+                    + "clear_period_ms: " + ClearPeriod.DEFAULT_MS + " }"));
       }
       if (unreadableAfterLoss > 0) {
         why.add(unreadableAfterLoss + " of " + sliceBegins + " slice begins are in the file but trace_processor "

@@ -106,6 +106,7 @@ class TraceSummaryTest {
     assertTrue(line.endsWith(" unreadable_before_clear=1 unreadable_after_loss=3"), line);
     String why = err.toString(StandardCharsets.UTF_8);
     assertTrue(why.contains("1 of 11 slice begins are in the file but trace_processor cannot read them"), why);
+    assertTrue(why.contains("they come before their sequence's first incremental-state clear in the file"), why);
     assertTrue(why.contains("3 of 11 slice begins are in the file but trace_processor cannot read them: data was "
         + "lost before them"), why);
   }
