@@ -125,7 +125,7 @@ public final class Jperfetto {
 
   /** The one line a config file gets whose ring buffer would read as empty once wrapped. */
   static final String RING_WITHOUT_CLEAR_WARNING = "jperfetto: warning: a ring buffer without "
-      + "incremental_state_config may read as empty once it wraps (traced never clears; jtraced clears every "
+      + "incremental_state_config may read as empty once it wraps (traced will not clear it; jtraced clears every "
       + ClearPeriod.DEFAULT_MS + " ms); add: incremental_state_config { clear_period_ms: " + ClearPeriod.DEFAULT_MS
       + " }";
 

@@ -18,8 +18,8 @@ import org.jperfetto.service.ClearPeriod;
  * and ends, instants, counters, packets after a data loss) and prints the trace's loss statistics,
  * one {@code key=value} line, so a script can compare traces without trace_processor; when slice
  * begins are in the file but trace_processor cannot read them, it says why on stderr, with the fix
- * (see {@link IncrementalStateTracker}). Reads the
- * file as a stream: a trace of any size in constant memory.
+ * (see {@link IncrementalStateTracker}). Reads the file as a stream: a trace of any size in
+ * constant memory.
  *
  * <p>{@code summary --gaps[=N] FILE} also says where a numbered workload lost slices (the reference
  * burst's slices carry their index as their first integer debug annotation): see {@link
