@@ -24,6 +24,7 @@ import org.jperfetto.protos.DataSourceConfig;
 import org.jperfetto.protos.TraceConfig;
 import org.jperfetto.protos.TracingServiceState;
 import org.jperfetto.protos.TrackEventConfig;
+import org.jperfetto.service.ClearPeriod;
 
 /**
  * {@code jperfetto demo}: records a few seconds of {@link DemoWorkload}, a multi-threaded Java
@@ -263,13 +264,14 @@ public final class Demo implements Subcommand {
 
   /**
    * The demo session: every TrackEvent category, the JVM's events (jvm.jfr, default groups), plus
-   * process names from a system's probes.
+   * process names from a system's probes; its ring buffer cleared as the CLI's own configs are.
    */
   static TraceConfig config(long durationMs) {
     return TraceConfig.newBuilder()
         .setDurationMs((int) durationMs)
         .setFlushPeriodMs(FLUSH_PERIOD_MS)
         .addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb(BUFFER_KB))
+        .setIncrementalStateConfig(TraceConfigs.clearedEvery(ClearPeriod.DEFAULT_MS))
         .addDataSources(dataSource(DataSourceConfig.newBuilder().setName(TrackEvent.DATA_SOURCE_NAME)
             .setTrackEventConfig(TrackEventConfig.newBuilder().addEnabledCategories("*"))))
         // The JVM's own events on the same thread tracks: the GCs the workload causes, JIT, contention.

@@ -16,16 +16,33 @@ final class IncrementalStateTracker {
   private static final int CLEARED = TracePacket.SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED_VALUE;
   private static final int NEEDS = TracePacket.SequenceFlags.SEQ_NEEDS_INCREMENTAL_STATE_VALUE;
 
+  /** Whether trace_processor reads a packet, and if not, why. */
+  enum Verdict {
+    READABLE,
+    /**
+     * Its sequence has not cleared its state anywhere before it in the file: the packets that set
+     * the state were overwritten (a ring buffer that wrapped) or never written.
+     */
+    BEFORE_FIRST_CLEAR,
+    /** Packets of its sequence were lost since the last clear (previous_packet_dropped). */
+    AFTER_LOSS
+  }
+
+  private final BitSet cleared = new BitSet();
   private final BitSet readable = new BitSet();
 
-  /** Takes packet p in trace order; returns whether trace_processor would read it. */
-  boolean accept(TracePacket p) {
+  /** Takes packet p in trace order; says whether trace_processor would read it. */
+  Verdict judge(TracePacket p) {
     int seq = p.getTrustedPacketSequenceId();
     if (p.getIncrementalStateCleared() || (p.getSequenceFlags() & CLEARED) != 0) {
       readable.set(seq);
+      cleared.set(seq);
     } else if (p.getPreviousPacketDropped() != 0) {
       readable.clear(seq);
     }
-    return (p.getSequenceFlags() & NEEDS) == 0 || readable.get(seq);
+    if ((p.getSequenceFlags() & NEEDS) == 0 || readable.get(seq)) {
+      return Verdict.READABLE;
+    }
+    return cleared.get(seq) ? Verdict.AFTER_LOSS : Verdict.BEFORE_FIRST_CLEAR;
   }
 }

@@ -29,6 +29,7 @@ import org.jperfetto.protos.CloneSessionRequest;
 import org.jperfetto.protos.CloneSessionResponse;
 import org.jperfetto.protos.TraceConfig;
 import org.jperfetto.protos.TracingServiceState;
+import org.jperfetto.service.ClearPeriod;
 
 /**
  * {@code jperfetto}: records a trace through a Perfetto tracing service, with upstream perfetto's
@@ -125,6 +126,12 @@ public final class Jperfetto {
     }
   }
 
+  /** The one line a config file gets whose ring buffer would read as empty once wrapped. */
+  static final String RING_WITHOUT_CLEAR_WARNING = "jperfetto: warning: a ring buffer without "
+      + "incremental_state_config may read as empty once it wraps (traced will not clear it; jtraced clears every "
+      + ClearPeriod.DEFAULT_MS + " ms); add: incremental_state_config { clear_period_ms: " + ClearPeriod.DEFAULT_MS
+      + " }";
+
   /** An error with a message for the user; exit code 1. */
   private static final class CliError extends Exception {
     CliError(String message) {
@@ -140,6 +147,9 @@ public final class Jperfetto {
     TraceConfig config;
     if (options.configFile != null) {
       config = TraceConfigs.parse(readConfig(), options.configFile, options.txt, options.txtLossy);
+      if (ClearPeriod.wrapsUnreadable(config)) {
+        err.println(RING_WITHOUT_CLEAR_WARNING);
+      }
     } else if (options.hasLightOptions()) {
       config = TraceConfigs.fromOptions(options);
     } else if (options.isClone()) {

@@ -14,6 +14,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.logging.Level;
 import java.util.logging.LogManager;
 import java.util.logging.Logger;
+import org.jperfetto.service.ClearPeriod;
+import org.jperfetto.service.TracingService;
 import org.jperfetto.service.ipc.PosixClockSource;
 import org.jperfetto.service.ipc.ProducerRelay;
 import org.jperfetto.service.ipc.ServiceHost;
@@ -25,7 +27,7 @@ import org.jperfetto.ipc.DefaultSockets;
  * <pre>
  * jtraced [--producer-socket PATH[,PATH...]] [--consumer-socket PATH]
  *         [--consumer-socket-mode OCTAL] [--background [--log-file FILE]] [-v | --log-level LEVEL]
- *         [--max-buffer-memory SIZE]
+ *         [--max-buffer-memory SIZE] [--default-clear-period TIME]
  *         [--enable-relay-endpoint | --enable-relay-endpoint-on SOCKET ...]
  * jtraced --relay [--relay-socket HOST:PORT] [--producer-socket PATH[,PATH...]]
  * </pre>
@@ -40,6 +42,11 @@ import org.jperfetto.ipc.DefaultSockets;
  * be larger; EnableTracing of a session that would pass it fails with an error naming the budget
  * (the consumer prints it). Default: half the machine's RAM (4 GiB if /proc/meminfo is unreadable).
  * Buffer pages are committed as data arrives, so this bounds what sessions may grow to.
+ *
+ * <p>--default-clear-period (e.g. 500ms, 2s; 0: off): a session with a ring buffer whose config
+ * sets no incremental_state_config.clear_period_ms has its data sources' incremental state cleared
+ * this often, so the last part of a ring that wrapped stays readable (see {@link ClearPeriod});
+ * upstream's traced does not do this. Default {@link ClearPeriod#DEFAULT_MS} ms.
  *
  * <p>--background: a JVM cannot fork, so jtraced starts itself again (same java, same JVM and
  * program arguments minus --background) under setsid when available, with stdin from /dev/null and
@@ -60,7 +67,7 @@ public final class Jtraced {
    */
   record Args(String producerSockets, String consumerSocket, int consumerSocketMode,
       boolean background, String logFile, Level logLevel, long maxBufferBytes, Set<String> relayEndpoints,
-      String relayTo) {}
+      String relayTo, int defaultClearPeriodMs) {}
 
   public static void main(String[] argv) {
     Args args;
@@ -89,7 +96,7 @@ public final class Jtraced {
     try {
       ServiceHost.Options options = ServiceHost.Options.of(args.producerSockets(), args.consumerSocket())
           .withConsumerSocketMode(args.consumerSocketMode()).withMaxBufferBytes(args.maxBufferBytes())
-          .withRelayEndpoints(args.relayEndpoints());
+          .withRelayEndpoints(args.relayEndpoints()).withDefaultClearPeriodMs(args.defaultClearPeriodMs());
       // The warm-up runs between bind and serve: the first producer meets a compiled ingest path.
       host = "0".equals(System.getenv(WARMUP_ENV)) ? ServiceHost.start(options)
           : ServiceHost.startAfterWarmUp(options);
@@ -161,6 +168,7 @@ public final class Jtraced {
     String logFile = "/tmp/jtraced.log";
     Level level = Level.WARNING;
     long maxBufferBytes = ServiceHost.defaultMaxBufferBytes();
+    int clearPeriodMs = ClearPeriod.DEFAULT_MS;
     for (int i = 0; i < argv.length; i++) {
       String a = argv[i];
       String value = null;
@@ -178,6 +186,7 @@ public final class Jtraced {
         case "-v", "--verbose" -> level = Level.FINE;
         case "--log-level" -> level = parseLevel(value != null ? value : next(argv, ++i, a));
         case "--max-buffer-memory" -> maxBufferBytes = parseBytes(value != null ? value : next(argv, ++i, a), a);
+        case "--default-clear-period" -> clearPeriodMs = parseClearPeriod(value != null ? value : next(argv, ++i, a));
         case "--enable-relay-endpoint" -> relayAll = true;
         case "--enable-relay-endpoint-on" -> relayOn.add(value != null ? value : next(argv, ++i, a));
         case "--relay" -> relayMode = true;
@@ -208,7 +217,7 @@ public final class Jtraced {
     }
     Set<String> relayEndpoints = relayAll ? Set.copyOf(sockets) : Set.copyOf(relayOn);
     return new Args(producers, consumer != null ? consumer : DefaultSockets.consumer(), mode, background,
-        logFile, level, maxBufferBytes, relayEndpoints, relayTo);
+        logFile, level, maxBufferBytes, relayEndpoints, relayTo, clearPeriodMs);
   }
 
   private static String next(String[] argv, int i, String flag) {
@@ -228,6 +237,20 @@ public final class Jtraced {
       return kb * 1024;
     } catch (TraceConfigs.ConfigException | NumberFormatException e) {
       throw new IllegalArgumentException(flag + " wants a size like 512mb or 4gb, got " + s);
+    }
+  }
+
+  /** A time like 500ms or 2s (jperfetto's -t units), or 0: off. */
+  private static int parseClearPeriod(String s) {
+    try {
+      long ms = TraceConfigs.timeMs(s);
+      if (ms > Integer.MAX_VALUE || ms > 0 && ms < TracingService.MIN_PERIODIC_TASK_MS) {
+        throw new NumberFormatException();
+      }
+      return (int) ms;
+    } catch (TraceConfigs.ConfigException | NumberFormatException e) {
+      throw new IllegalArgumentException("--default-clear-period wants 0 (off) or a time from "
+          + TracingService.MIN_PERIODIC_TASK_MS + "ms like 500ms or 2s, got " + s);
     }
   }
 
@@ -259,13 +282,17 @@ public final class Jtraced {
         usage: jtraced [--producer-socket PATH|HOST:PORT[,...]] [--consumer-socket PATH]
                        [--consumer-socket-mode OCTAL] [--background [--log-file FILE]]
                        [--max-buffer-memory SIZE (default: half the RAM)]
+                       [--default-clear-period TIME (default: %dms; 0: off)]
                        [-v | --log-level error|warning|info|debug|trace]
                        [--enable-relay-endpoint | --enable-relay-endpoint-on SOCKET ...]
                jtraced --relay [--relay-socket HOST:PORT] [--producer-socket PATH[,...]]
           HOST:PORT producer sockets are TCP endpoints (no shared memory; anyone who reaches them
           can connect producers). --enable-relay-endpoint serves RelayPort on the producer sockets
           for relays (traced_relay, jtraced --relay). --relay: relay mode, as traced_relay: serve
-          local producers and forward them to the host ($PERFETTO_RELAY_SOCK_NAME or --relay-socket).""";
+          local producers and forward them to the host ($PERFETTO_RELAY_SOCK_NAME or --relay-socket).
+          --default-clear-period: how often sessions with a ring buffer and no
+          incremental_state_config clear their incremental state, so a wrapped ring stays readable."""
+        .formatted(ClearPeriod.DEFAULT_MS);
   }
 
   /** System.Logger goes to java.util.logging by default: one line per record on stderr. */

@@ -11,6 +11,7 @@ import org.jperfetto.protos.FtraceConfig;
 import org.jperfetto.protos.TraceAttributes;
 import org.jperfetto.protos.TraceConfig;
 import org.jperfetto.protos.TrackEventConfig;
+import org.jperfetto.service.ClearPeriod;
 
 /**
  * Builds the TraceConfig of a command line: from a config file (binary, or text with --txt), or
@@ -79,7 +80,10 @@ final class TraceConfigs {
     return true;
   }
 
-  /** The config for the light options (upstream's CreateConfigFromOptions, categories as above). */
+  /**
+   * The config for the light options (upstream's CreateConfigFromOptions, categories as above),
+   * plus a clear period so the ring buffer stays readable once it wraps (upstream sets none).
+   */
   static TraceConfig fromOptions(CliOptions o) throws ConfigException {
     long durationMs = convert(o.time != null ? o.time : DEFAULT_TIME, TIME_UNITS, "--time");
     long bufferKb = convert(o.buffer != null ? o.buffer : DEFAULT_BUFFER, SIZE_UNITS, "--buffer");
@@ -96,7 +100,8 @@ final class TraceConfigs {
         .setDurationMs((int) durationMs)
         .setMaxFileSizeBytes(maxFileKb * 1024)
         .setFlushPeriodMs(LIGHT_FLUSH_PERIOD_MS)
-        .addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb((int) bufferKb));
+        .addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb((int) bufferKb))
+        .setIncrementalStateConfig(clearedEvery(ClearPeriod.DEFAULT_MS));
     if (maxFileKb > 0) {
       config.setWriteIntoFile(true);
     }
@@ -116,6 +121,11 @@ final class TraceConfigs {
     config.addDataSources(dataSource(DataSourceConfig.newBuilder().setName("linux.system_info")
         .setTargetBuffer(0)));
     return config.build();
+  }
+
+  /** incremental_state_config with this clear period (see {@link ClearPeriod}). */
+  static TraceConfig.IncrementalStateConfig clearedEvery(int ms) {
+    return TraceConfig.IncrementalStateConfig.newBuilder().setClearPeriodMs(ms).build();
   }
 
   private static TraceConfig.DataSource dataSource(DataSourceConfig.Builder config) {

@@ -5,16 +5,21 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import org.jperfetto.abi.TracePacketRecord;
 import org.jperfetto.protos.DebugAnnotation;
 import org.jperfetto.protos.TracePacket;
 import org.jperfetto.protos.TraceStats;
+import org.jperfetto.service.ClearPeriod;
 
 /**
  * {@code jperfetto summary FILE}: counts what a trace file holds (packets, TrackEvent slice begins
  * and ends, instants, counters, packets after a data loss) and prints the trace's loss statistics,
- * one {@code key=value} line, so a script can compare traces without trace_processor. Reads the
- * file as a stream: a trace of any size in constant memory.
+ * one {@code key=value} line, so a script can compare traces without trace_processor; when slice
+ * begins are in the file but trace_processor cannot read them, it says why on stderr, with the fix
+ * (see {@link IncrementalStateTracker}). Reads the file as a stream: a trace of any size in
+ * constant memory.
  *
  * <p>{@code summary --gaps[=N] FILE} also says where a numbered workload lost slices (the reference
  * burst's slices carry their index as their first integer debug annotation): see {@link
@@ -35,16 +40,44 @@ public final class TraceSummary implements Subcommand {
   }
 
   /** What a trace holds. */
-  record Counts(long packets, long sliceBegins, long readableSliceBegins, long sliceEnds, long instants,
+  record Counts(long packets, long sliceBegins, long readableSliceBegins, long unreadableBeforeClear,
+      long unreadableAfterLoss, long sliceEnds, long instants,
       long counters, long packetsAfterLoss, long chunksDiscarded, long chunksOverwritten, long abiViolations,
       long patchesFailed, long bytesWritten, int finalFlushOutcome) {
+    /**
+     * Why slice begins in the file cannot be read, in words and with the fix, one sentence per
+     * cause; empty when every one can.
+     */
+    List<String> unreadableWhy() {
+      List<String> why = new ArrayList<>();
+      if (unreadableBeforeClear > 0) {
+        why.add(unreadableBeforeClear + " of " + sliceBegins + " slice begins are in the file but trace_processor "
+            + "cannot read them: the packets that set their sequence's incremental state (interned names, track "
+            + "descriptors) are gone, as when a ring buffer wraps" + (chunksOverwritten > 0
+                ? " (this one overwrote " + chunksOverwritten + " chunks)" : "")
+            + (readableSliceBegins > 0
+                ? "; they come before their sequence's first incremental-state clear in the file, at most one clear "
+                    + "period of each thread (a shorter clear_period_ms loses less)"
+                : "; a clear period keeps what follows each clear readable: incremental_state_config { "
+                    + "clear_period_ms: " + ClearPeriod.DEFAULT_MS + " }"));
+      }
+      if (unreadableAfterLoss > 0) {
+        why.add(unreadableAfterLoss + " of " + sliceBegins + " slice begins are in the file but trace_processor "
+            + "cannot read them: data was lost before them on their sequence (previous_packet_dropped) and the "
+            + "sequence did not clear its incremental state since; a larger buffer loses less, a clear period "
+            + "recovers sooner");
+      }
+      return why;
+    }
+
     String line() {
       return "packets=" + packets + " slice_begins=" + sliceBegins + " readable_slice_begins=" + readableSliceBegins
           + " slice_ends=" + sliceEnds
           + " instants=" + instants + " counters=" + counters + " previous_packet_dropped=" + packetsAfterLoss
           + " chunks_discarded=" + chunksDiscarded + " chunks_overwritten=" + chunksOverwritten
           + " abi_violations=" + abiViolations + " patches_failed=" + patchesFailed
-          + " bytes_written=" + bytesWritten + " final_flush_outcome=" + finalFlushOutcome;
+          + " bytes_written=" + bytesWritten + " final_flush_outcome=" + finalFlushOutcome
+          + " unreadable_before_clear=" + unreadableBeforeClear + " unreadable_after_loss=" + unreadableAfterLoss;
     }
   }
 
@@ -79,8 +112,12 @@ public final class TraceSummary implements Subcommand {
       return Jperfetto.EXIT_ERROR;
     }
     try (InputStream in = Files.newInputStream(Path.of(file))) {
-      String line = count(in, gaps).line();
+      Counts counts = count(in, gaps);
+      String line = counts.line();
       ctx.out().println(gaps == null ? line : line + " " + gaps.report(expected).fields());
+      for (String why : counts.unreadableWhy()) {
+        ctx.err().println("jperfetto summary: " + why);
+      }
     }
     return Jperfetto.EXIT_OK;
   }
@@ -95,6 +132,8 @@ public final class TraceSummary implements Subcommand {
     long packets = 0;
     long begins = 0;
     long readableBegins = 0;
+    long unreadableBeforeClear = 0;
+    long unreadableAfterLoss = 0;
     IncrementalStateTracker state = new IncrementalStateTracker();
     long ends = 0;
     long instants = 0;
@@ -115,7 +154,7 @@ public final class TraceSummary implements Subcommand {
       TracePacket p = TracePacket.parseFrom(cis.readBytes());
       cis.resetSizeCounter();
       packets++;
-      boolean readable = state.accept(p);
+      IncrementalStateTracker.Verdict verdict = state.judge(p);
       if (p.getPreviousPacketDropped() != 0) {
         afterLoss++;
       }
@@ -123,8 +162,12 @@ public final class TraceSummary implements Subcommand {
         switch (p.getTrackEvent().getType()) {
           case TYPE_SLICE_BEGIN -> {
             begins++;
-            if (readable) {
+            if (verdict == IncrementalStateTracker.Verdict.READABLE) {
               readableBegins++;
+            } else if (verdict == IncrementalStateTracker.Verdict.BEFORE_FIRST_CLEAR) {
+              unreadableBeforeClear++;
+            } else {
+              unreadableAfterLoss++;
             }
             if (gaps != null) {
               addIndex(p.getTrackEvent(), gaps);
@@ -153,7 +196,8 @@ public final class TraceSummary implements Subcommand {
         outcome = s.getFinalFlushOutcome().getNumber();
       }
     }
-    return new Counts(packets, begins, readableBegins, ends, instants, counters, afterLoss, discarded, overwritten,
+    return new Counts(packets, begins, readableBegins, unreadableBeforeClear, unreadableAfterLoss, ends, instants,
+        counters, afterLoss, discarded, overwritten,
         violations, patchesFailed, written, outcome);
   }
 

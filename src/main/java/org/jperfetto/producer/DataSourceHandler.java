@@ -51,7 +51,13 @@ public interface DataSourceHandler<S> {
     flush.done();
   }
 
-  /** The service asked to forget incremental state (interning tables and the like). */
+  /**
+   * The service asked to forget incremental state (interning tables and the like). Only data
+   * sources whose descriptor sets handles_incremental_state_clear are asked; one that interns or
+   * describes tracks once per sequence must set it, or a ring buffer that wraps leaves its packets
+   * unreadable (docs/flight-recorder.md). {@link DataSourceInstance#incrementalStateGeneration()}
+   * moves at the same time, for writers that check it on their next packet.
+   */
   default void onClearIncrementalState(DataSourceInstance<S> instance) {}
 
   /** Finishes an asynchronous flush. */

@@ -6,7 +6,8 @@ import org.jperfetto.protos.TraceConfig;
 /**
  * The timers a started session runs while it traces: write_into_file drains
  * (file_write_period_ms), periodic flushes (flush_period_ms) and incremental state clears
- * (incremental_state_config.clear_period_ms). Each re-arms itself while the session is STARTED.
+ * (incremental_state_config.clear_period_ms, or the service's default for a ring buffer: see
+ * {@link ClearPeriod}). Each re-arms itself while the session is STARTED.
  *
  * <p>Flushes of a write_into_file session follow write_flush_mode as upstream: AUTO (or unset)
  * flushes every 5 s when the file period is at most 5 s, else before every drain, and ignores
@@ -37,7 +38,7 @@ final class PeriodicTasks {
       every(service, s, Math.max(TracingService.MIN_PERIODIC_TASK_MS, flushPeriod),
           live -> service.flush(live, 0, ServiceFlushFlags.PERIODIC, ok -> { }));
     }
-    long clearPeriod = Integer.toUnsignedLong(s.config.getIncrementalStateConfig().getClearPeriodMs());
+    long clearPeriod = ClearPeriod.effectiveMs(s.config, service.defaultClearPeriodMs());
     if (clearPeriod > 0) {
       every(service, s, Math.max(TracingService.MIN_PERIODIC_TASK_MS, clearPeriod),
           service::clearIncrementalState);

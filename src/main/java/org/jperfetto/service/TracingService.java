@@ -71,6 +71,7 @@ public final class TracingService {
   private final TaskRunner runner;
   private volatile BufferMemory bufferMemory = BufferMemory.ZEROED;
   private volatile long maxBufferBytes = Long.MAX_VALUE;
+  private volatile int defaultClearPeriodMs = ClearPeriod.DEFAULT_MS;
   private final SharedMemory.Factory shmFactory;
   private final ClockSource clocks;
   private final int serviceUid;
@@ -170,6 +171,22 @@ public final class TracingService {
       throw new IllegalArgumentException("buffer memory budget must be positive: " + maxBytes);
     }
     this.maxBufferBytes = maxBytes;
+  }
+
+  /**
+   * The incremental-state clear period of sessions that have a ring buffer and set none themselves
+   * ({@link ClearPeriod#DEFAULT_MS} unless changed; 0: such sessions never clear, as in upstream's
+   * traced). Applies to sessions started afterwards.
+   */
+  public void defaultClearPeriod(int ms) {
+    if (ms < 0) {
+      throw new IllegalArgumentException("default clear period must be 0 (off) or positive: " + ms);
+    }
+    this.defaultClearPeriodMs = ms;
+  }
+
+  int defaultClearPeriodMs() {
+    return defaultClearPeriodMs;
   }
 
   /** How many sessions (clones included) this service has created; any thread. */

@@ -15,12 +15,15 @@ import org.jperfetto.producer.track.TrackEvent;
 import org.jperfetto.protos.DataSourceConfig;
 import org.jperfetto.protos.TraceConfig;
 import org.jperfetto.protos.TrackEventConfig;
+import org.jperfetto.service.ClearPeriod;
+import org.jperfetto.service.TracingService;
 
 /**
  * The common {@link TraceConfig}s without protobuf plumbing: a {@link #builder()} for a track_event
  * session (with or without a category list), the {@code jvm.jfr} data source, the buffer size,
- * the duration and periodic writes into a file; {@link #parseText} and {@link #load} for a config
- * in protobuf text format (the {@code .pbtxt} files {@code perfetto --txt -c} takes). A full
+ * the duration, the incremental-state clear period and periodic writes into a file;
+ * {@link #parseText} and {@link #load} for a config in protobuf text format (the {@code .pbtxt}
+ * files {@code perfetto --txt -c} takes). A full
  * TraceConfig built by hand is accepted everywhere these are.
  *
  * <pre>{@code
@@ -35,15 +38,21 @@ import org.jperfetto.protos.TrackEventConfig;
 public final class TraceConfigs {
   /** The buffer of {@link #defaults()} and of a builder that sets none: 32 MiB, as the CLI's. */
   public static final int DEFAULT_BUFFER_KB = 32 * 1024;
+  /**
+   * How often the data sources start a fresh incremental state when not told: the session's buffer
+   * is a ring, and after it wraps only what follows a clear can be read (docs/flight-recorder.md).
+   */
+  public static final Duration DEFAULT_CLEAR_PERIOD = Duration.ofMillis(ClearPeriod.DEFAULT_MS);
   /** How often a session writing into a file writes and flushes when not told (upstream's 5 s). */
   public static final Duration DEFAULT_FILE_WRITE_PERIOD = Duration.ofMillis(5_000);
 
   private TraceConfigs() {}
 
   /**
-   * One {@link #DEFAULT_BUFFER_KB} buffer, track_event with its default categories (every one
-   * not tagged "slow" or "debug") and {@code jvm.jfr} with its default groups; no duration (the
-   * session runs until stopped). A data source no producer registered is simply not started.
+   * One {@link #DEFAULT_BUFFER_KB} ring buffer cleared every {@link #DEFAULT_CLEAR_PERIOD},
+   * track_event with its default categories (every one not tagged "slow" or "debug") and
+   * {@code jvm.jfr} with its default groups; no duration (the session runs until stopped). A data
+   * source no producer registered is simply not started.
    */
   public static TraceConfig defaults() {
     return builder().trackEvent().jfr().build();
@@ -86,6 +95,7 @@ public final class TraceConfigs {
     private int bufferKb = DEFAULT_BUFFER_KB;
     private Duration duration = Duration.ZERO;
     private Duration fileWritePeriod = Duration.ZERO;
+    private Duration clearPeriod = DEFAULT_CLEAR_PERIOD;
     private List<String> categories;
     private String jfrConfig;
 
@@ -163,13 +173,31 @@ public final class TraceConfigs {
       return this;
     }
 
+    /**
+     * How often the data sources clear their incremental state (interned names, track descriptors,
+     * clock) and write it again ({@link #DEFAULT_CLEAR_PERIOD} unless set): once the ring buffer
+     * wraps, what was written before the oldest clear still in it cannot be read. Zero: never
+     * (a wrapped ring may then read as empty); else at least 100 ms.
+     */
+    public Builder clearPeriod(Duration period) {
+      Duration p = checkedMillis(period, "clear period");
+      if (!p.isZero() && p.toMillis() < TracingService.MIN_PERIODIC_TASK_MS) {
+        throw new IllegalArgumentException("clear period below " + TracingService.MIN_PERIODIC_TASK_MS
+            + " ms: " + period.toMillis() + " ms");
+      }
+      clearPeriod = p;
+      return this;
+    }
+
     /** The TraceConfig; a builder can go on and build again. */
     public TraceConfig build() {
       if (categories == null && jfrConfig == null) {
         throw new IllegalStateException("no data source: call trackEvent(...) or jfr(...) first");
       }
       TraceConfig.Builder c = TraceConfig.newBuilder()
-          .addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb(bufferKb));
+          .addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb(bufferKb))
+          .setIncrementalStateConfig(TraceConfig.IncrementalStateConfig.newBuilder()
+              .setClearPeriodMs((int) clearPeriod.toMillis()));
       if (!duration.isZero()) {
         c.setDurationMs((int) duration.toMillis());
       }

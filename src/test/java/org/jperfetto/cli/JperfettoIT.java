@@ -82,7 +82,10 @@ class JperfettoIT {
     assertEquals(200, config.getDurationMs());
     assertEquals(4096, config.getBuffers(0).getSizeKb());
     assertEquals(30_000, config.getFlushPeriodMs());
+    assertEquals(org.jperfetto.service.ClearPeriod.DEFAULT_MS, config.getIncrementalStateConfig().getClearPeriodMs(),
+        "a ring that wraps stays readable");
     assertFalse(config.getWriteIntoFile());
+    assertFalse(err().contains("warning"), err());
     assertTrue(config.getTraceUuidMsb() != 0 || config.getTraceUuidLsb() != 0);
     List<String> names = config.getDataSourcesList().stream().map(d -> d.getConfig().getName()).toList();
     assertEquals(List.of("track_event", "linux.ftrace", "linux.process_stats", "linux.system_info"), names);

@@ -35,6 +35,19 @@ class JtracedArgsTest {
   }
 
   @Test
+  void defaultClearPeriodOfRingSessions() {
+    assertEquals(org.jperfetto.service.ClearPeriod.DEFAULT_MS, Jtraced.parse(new String[0]).defaultClearPeriodMs());
+    assertEquals(500, Jtraced.parse(new String[] {"--default-clear-period", "500ms"}).defaultClearPeriodMs());
+    assertEquals(2000, Jtraced.parse(new String[] {"--default-clear-period=2s"}).defaultClearPeriodMs());
+    assertEquals(0, Jtraced.parse(new String[] {"--default-clear-period=0"}).defaultClearPeriodMs(), "off");
+    for (String bad : new String[] {"soon", "50ms", "-1s", "500"}) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> Jtraced.parse(new String[] {"--default-clear-period", bad}));
+      assertTrue(e.getMessage().contains("--default-clear-period"), e.getMessage());
+    }
+  }
+
+  @Test
   void bufferMemoryBudget() {
     assertEquals(2L << 30, Jtraced.parse(new String[] {"--max-buffer-memory", "2gb"}).maxBufferBytes());
     assertEquals(512L << 20, Jtraced.parse(new String[] {"--max-buffer-memory=512m"}).maxBufferBytes());

@@ -103,6 +103,42 @@ class TraceSummaryTest {
     assertEquals(Jperfetto.EXIT_OK, new TraceSummary().run(new String[] {file.toString()}, ctx));
     String line = out.toString(StandardCharsets.UTF_8).trim();
     assertTrue(line.startsWith("packets=11 slice_begins=11 readable_slice_begins=7 "), line);
+    assertTrue(line.endsWith(" unreadable_before_clear=1 unreadable_after_loss=3"), line);
+    String why = err.toString(StandardCharsets.UTF_8);
+    assertTrue(why.contains("1 of 11 slice begins are in the file but trace_processor cannot read them"), why);
+    assertTrue(why.contains("they come before their sequence's first incremental-state clear in the file"), why);
+    assertTrue(why.contains("3 of 11 slice begins are in the file but trace_processor cannot read them: data was "
+        + "lost before them"), why);
+  }
+
+  @Test
+  void aWrappedRingWithoutClearsSaysWhyNothingIsReadableAndNamesTheFix(@TempDir Path dir) throws IOException {
+    Trace.Builder trace = Trace.newBuilder();
+    for (int i = 0; i < 5; i++) { // the sequence's first packets, which cleared its state, were overwritten
+      trace.addPacket(begin(7, false, false));
+    }
+    trace.addPacket(TracePacket.newBuilder().setTraceStats(org.jperfetto.protos.TraceStats.newBuilder()
+        .addBufferStats(org.jperfetto.protos.TraceStats.BufferStats.newBuilder().setChunksOverwritten(42))));
+    Path file = dir.resolve("trace");
+    Files.write(file, trace.build().toByteArray());
+    assertEquals(Jperfetto.EXIT_OK, new TraceSummary().run(new String[] {file.toString()}, ctx));
+    String line = out.toString(StandardCharsets.UTF_8).trim();
+    assertTrue(line.startsWith("packets=6 slice_begins=5 readable_slice_begins=0 "), line);
+    assertTrue(line.endsWith(" unreadable_before_clear=5 unreadable_after_loss=0"), line);
+    String why = err.toString(StandardCharsets.UTF_8).trim();
+    assertEquals(1, why.lines().count(), why);
+    assertTrue(why.startsWith("jperfetto summary: 5 of 5 slice begins are in the file but trace_processor cannot "
+        + "read them: the packets that set their sequence's incremental state"), why);
+    assertTrue(why.contains("as when a ring buffer wraps (this one overwrote 42 chunks)"), why);
+    assertTrue(why.endsWith("incremental_state_config { clear_period_ms: "
+        + org.jperfetto.service.ClearPeriod.DEFAULT_MS + " }"), why);
+  }
+
+  @Test
+  void aFullyReadableTraceGetsNoExplanation(@TempDir Path dir) throws IOException {
+    Path file = workloadTrace(dir, 10);
+    assertEquals(Jperfetto.EXIT_OK, new TraceSummary().run(new String[] {file.toString()}, ctx));
+    assertEquals("", err.toString(StandardCharsets.UTF_8));
   }
 
   @Test

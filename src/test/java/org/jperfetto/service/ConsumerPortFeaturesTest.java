@@ -425,6 +425,35 @@ class ConsumerPortFeaturesTest {
     assertEquals(10, p.clears.size());
   }
 
+  /** Clears the service sends in periodMs x 10 (plus a little) to a session of config. */
+  private int clearsOf(TraceConfig config, int periodMs) {
+    TestProducer p = new TestProducer().connect(service, "app", 1001, 10);
+    p.endpoint.registerDataSource(DataSourceDescriptor.newBuilder().setName("test")
+        .setHandlesIncrementalStateClear(true).build());
+    TestConsumer c = new TestConsumer().connect(service, 1000);
+    assertEquals("", c.enable(config));
+    runner.advance(10L * periodMs + 50);
+    c.endpoint.disableTracing();
+    return p.clears.size();
+  }
+
+  @Test
+  void aRingBufferSessionWithoutAClearPeriodGetsTheServiceDefault() {
+    assertEquals(10, clearsOf(config(4, RING, "test"), ClearPeriod.DEFAULT_MS));
+    service.defaultClearPeriod(200);
+    assertEquals(10, clearsOf(config(4, RING, "test"), 200), "a changed default");
+  }
+
+  @Test
+  void noDefaultClearsForDiscardBuffersAnExplicitZeroOrAServiceDefaultOfZero() {
+    TraceConfig.BufferConfig.FillPolicy discard = TraceConfig.BufferConfig.FillPolicy.DISCARD;
+    assertEquals(0, clearsOf(config(4, discard, "test"), ClearPeriod.DEFAULT_MS));
+    assertEquals(0, clearsOf(config(4, RING, "test").toBuilder().setIncrementalStateConfig(
+        TraceConfig.IncrementalStateConfig.newBuilder().setClearPeriodMs(0)).build(), ClearPeriod.DEFAULT_MS));
+    service.defaultClearPeriod(0);
+    assertEquals(0, clearsOf(config(4, RING, "test"), ClearPeriod.DEFAULT_MS));
+  }
+
   @Test
   void compressionDeflatesPacketsIntoCompressedPackets() throws Exception {
     TestProducer p = producer("app", 1001);

@@ -27,6 +27,21 @@ class TraceConfigsTest {
   }
 
   @Test
+  void everyBuiltConfigClearsItsRingUnlessToldNotTo() {
+    TraceConfig c = TraceConfigs.builder().trackEvent().build();
+    assertEquals(TraceConfigs.DEFAULT_CLEAR_PERIOD.toMillis(), c.getIncrementalStateConfig().getClearPeriodMs());
+    assertEquals(c.getIncrementalStateConfig(), TraceConfigs.defaults().getIncrementalStateConfig());
+    assertEquals(250, TraceConfigs.builder().jfr().clearPeriod(Duration.ofMillis(250)).build()
+        .getIncrementalStateConfig().getClearPeriodMs());
+    TraceConfig never = TraceConfigs.builder().trackEvent().clearPeriod(Duration.ZERO).build();
+    assertTrue(never.getIncrementalStateConfig().hasClearPeriodMs(), "an explicit 0: the service adds none");
+    assertEquals(0, never.getIncrementalStateConfig().getClearPeriodMs());
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> TraceConfigs.builder().clearPeriod(Duration.ofMillis(50)));
+    assertTrue(e.getMessage().contains("clear period below 100 ms"), e.getMessage());
+  }
+
+  @Test
   void defaultsRecordTrackEventAndJfrIntoOne32MiBBufferUntilStopped() {
     TraceConfig c = TraceConfigs.defaults();
     assertEquals(1, c.getBuffersCount());

@@ -60,6 +60,8 @@ public final class JfrDataSource {
     DataSourceDescriptor descriptor = DataSourceDescriptor.newBuilder()
         .setName(NAME)
         .setWillNotifyOnStop(true)
+        // A clear makes the encoder describe its tracks again (a wrapped ring lost the first ones).
+        .setHandlesIncrementalStateClear(true)
         .build();
     Handler handler = new Handler(defaultConfig);
     DataSource<JfrBridge> ds = DataSource.create(descriptor, handler, BufferExhaustedPolicy.STALL_THEN_DROP);

@@ -23,6 +23,7 @@ import org.jperfetto.os.ErrnoException;
 import org.jperfetto.os.SharedMapping;
 import org.jperfetto.os.TcpSockets;
 import org.jperfetto.os.UnixSocket;
+import org.jperfetto.service.ClearPeriod;
 import org.jperfetto.service.ClockSource;
 import org.jperfetto.service.TracingService;
 import org.jperfetto.service.buffer.BufferMemory;
@@ -54,9 +55,11 @@ public final class ServiceHost implements AutoCloseable {
    *     ({@link #defaultMaxBufferBytes()} unless set)
    * @param relayEndpoints the producer sockets that also serve RelayPort (upstream's
    *     --enable-relay-endpoint / --enable-relay-endpoint-on); each must be one of producerSockets
+   * @param defaultClearPeriodMs the incremental-state clear period of ring-buffer sessions that set
+   *     none ({@link ClearPeriod#DEFAULT_MS} unless set; 0: none, as upstream's traced)
    */
   public record Options(List<String> producerSockets, String consumerSocket, int consumerSocketMode,
-      ClockSource clocks, long maxBufferBytes, Set<String> relayEndpoints) {
+      ClockSource clocks, long maxBufferBytes, Set<String> relayEndpoints, int defaultClearPeriodMs) {
     public Options {
       producerSockets = List.copyOf(producerSockets);
       relayEndpoints = Set.copyOf(relayEndpoints);
@@ -67,6 +70,10 @@ public final class ServiceHost implements AutoCloseable {
       }
       if (maxBufferBytes <= 0) {
         throw new IllegalArgumentException("buffer memory budget must be positive: " + maxBufferBytes);
+      }
+      if (defaultClearPeriodMs < 0) {
+        throw new IllegalArgumentException("default clear period must be 0 (off) or positive: "
+            + defaultClearPeriodMs);
       }
       if ((consumerSocketMode & ~0777) != 0) {
         throw new IllegalArgumentException("consumer socket mode out of range: 0"
@@ -92,25 +99,35 @@ public final class ServiceHost implements AutoCloseable {
     /** producerSockets may be a comma-separated list. */
     public static Options of(String producerSockets, String consumerSocket) {
       return new Options(DefaultSockets.split(producerSockets), consumerSocket,
-          DEFAULT_CONSUMER_SOCKET_MODE, new PosixClockSource(), defaultMaxBufferBytes(), Set.of());
+          DEFAULT_CONSUMER_SOCKET_MODE, new PosixClockSource(), defaultMaxBufferBytes(), Set.of(),
+          ClearPeriod.DEFAULT_MS);
     }
 
     public Options withConsumerSocketMode(int mode) {
-      return new Options(producerSockets, consumerSocket, mode, clocks, maxBufferBytes, relayEndpoints);
+      return new Options(producerSockets, consumerSocket, mode, clocks, maxBufferBytes, relayEndpoints,
+          defaultClearPeriodMs);
     }
 
     public Options withClocks(ClockSource clockSource) {
       return new Options(producerSockets, consumerSocket, consumerSocketMode, clockSource, maxBufferBytes,
-          relayEndpoints);
+          relayEndpoints, defaultClearPeriodMs);
     }
 
     public Options withMaxBufferBytes(long bytes) {
-      return new Options(producerSockets, consumerSocket, consumerSocketMode, clocks, bytes, relayEndpoints);
+      return new Options(producerSockets, consumerSocket, consumerSocketMode, clocks, bytes, relayEndpoints,
+          defaultClearPeriodMs);
     }
 
     /** RelayPort on these producer sockets too (an empty set: on none). */
     public Options withRelayEndpoints(Set<String> sockets) {
-      return new Options(producerSockets, consumerSocket, consumerSocketMode, clocks, maxBufferBytes, sockets);
+      return new Options(producerSockets, consumerSocket, consumerSocketMode, clocks, maxBufferBytes, sockets,
+          defaultClearPeriodMs);
+    }
+
+    /** The clear period of ring-buffer sessions that set none (0: none); see {@link ClearPeriod}. */
+    public Options withDefaultClearPeriodMs(int ms) {
+      return new Options(producerSockets, consumerSocket, consumerSocketMode, clocks, maxBufferBytes,
+          relayEndpoints, ms);
     }
 
     /** RelayPort on every producer socket (upstream's --enable-relay-endpoint). */
@@ -213,6 +230,7 @@ public final class ServiceHost implements AutoCloseable {
             options.clocks(), TracingService.currentUid());
         service.useBufferMemory(LAZY_BUFFER_MEMORY);
         service.limitBufferMemory(options.maxBufferBytes());
+        service.defaultClearPeriod(options.defaultClearPeriodMs());
         List<ProducerPortService> ports = new ArrayList<>();
         for (int i = 0; i < listeners.size() - 1; i++) {
           ports.add(new ProducerPortService(service));

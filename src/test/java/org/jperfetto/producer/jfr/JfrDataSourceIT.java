@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import jdk.jfr.FlightRecorder;
 import org.jperfetto.consumer.FlushFlags;
@@ -121,6 +122,39 @@ class JfrDataSourceIT {
     disable(session);
     await("jvm.jfr stopped", () -> !ds.isEnabled());
     await("recording closed", () -> recordings() == before);
+  }
+
+  /**
+   * A ring buffer that wraps loses the first track descriptors: jvm.jfr asks for the service's
+   * incremental-state clears and describes its tracks again after each (issue 48).
+   */
+  @Test
+  void eachClearMakesTheDataSourceDescribeItsTracksAgain() throws Exception {
+    TracingSession session = consumer.enableTracing(TraceConfig.newBuilder()
+        .addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb(8 * 1024))
+        .setIncrementalStateConfig(TraceConfig.IncrementalStateConfig.newBuilder().setClearPeriodMs(100))
+        .addDataSources(TraceConfig.DataSource.newBuilder().setConfig(DataSourceConfig.newBuilder()
+            .setName(JfrDataSource.NAME).setLegacyConfig("groups=locks lock_threshold=1ms")))
+        .build());
+    await("jvm.jfr recording", () -> JfrDataSource.recordingInstances(ds) == 1);
+    long tid = JvmWorkload.currentTid(); // this thread parks once a batch: one track, several batches
+    int batches = 3;
+    for (int i = 0; i < batches; i++) {
+      LockSupport.parkNanos(JvmWorkload.PARK_NANOS);
+      consumer.flush(Duration.ofSeconds(5), FlushFlags.NONE).get(10, TimeUnit.SECONDS); // written now
+      Thread.sleep(300); // a few clears: the next park is written in a new incremental state
+    }
+    List<TracePacket> packets = read();
+    disable(session);
+    TraceSlices trace = new TraceSlices(packets);
+    long parkTrack = trace.slices.stream()
+        .filter(s -> s.name().equals("Park") && trace.tidOf(s.track()) == tid)
+        .mapToLong(TraceSlices.Slice::track).findFirst().orElseThrow(() -> new AssertionError("no Park slice"));
+    long described = packets.stream()
+        .filter(p -> p.hasTrackDescriptor() && p.getTrackDescriptor().getUuid() == parkTrack).count();
+    // Once without clears (the descriptor a wrapping ring overwrites); again after them.
+    assertTrue(described >= 2, "the parking thread's track described again after a clear: " + described
+        + " times in " + batches + " batches");
   }
 
   /**
