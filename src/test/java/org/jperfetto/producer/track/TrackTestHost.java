@@ -112,9 +112,13 @@ final class TrackTestHost implements AutoCloseable {
         .setSharedBufferPageSizeKb(pageSize / 1024)).build(), fd);
   }
 
+  /**
+   * Sets up and starts instance id, as the only instance of a session of its own (whose id, as a
+   * real service's, goes into the config: a producer tells two sessions' setups apart by it).
+   */
   void startDataSource(long id, TrackEventConfig config) {
     DataSourceConfig dsc = DataSourceConfig.newBuilder().setName(TrackEvent.DATA_SOURCE_NAME).setTargetBuffer(0)
-        .setTrackEventConfig(config).build();
+        .setTracingSessionId(id).setTrackEventConfig(config).build();
     send(GetAsyncCommandResponse.newBuilder().setSetupDataSource(GetAsyncCommandResponse.SetupDataSource
         .newBuilder().setNewInstanceId(id).setConfig(dsc)).build(), -1);
     send(GetAsyncCommandResponse.newBuilder().setStartDataSource(GetAsyncCommandResponse.StartDataSource
