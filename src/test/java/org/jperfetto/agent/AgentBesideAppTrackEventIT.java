@@ -43,12 +43,46 @@ class AgentBesideAppTrackEventIT {
 
   @Test
   void agentMethodSlicesAndTheAppsOwnSlicesRecordSideBySide() throws Exception {
+    sideBySide(System.getProperty("java.class.path"));
+  }
+
+  /**
+   * The app with jperfetto as a jar of its own on its class path, ahead of the agent jar: the agent
+   * finds its own jar further down the class path and still loads in isolation.
+   */
+  @Test
+  void withTheAppsOwnJperfettoJarOnItsClassPath() throws Exception {
+    Path core = jarOfClasses(Path.of(org.jperfetto.producer.TracingProducer.class.getProtectionDomain()
+        .getCodeSource().getLocation().toURI()), dir.resolve("jperfetto.jar"));
+    String classPath = String.join(java.io.File.pathSeparator, core.toString(),
+        location(com.google.protobuf.Message.class), location(PairedApp.class));
+    sideBySide(classPath);
+  }
+
+  private static String location(Class<?> c) throws Exception {
+    return Path.of(c.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+  }
+
+  /** The class directory as a jar. */
+  private static Path jarOfClasses(Path classes, Path out) throws Exception {
+    try (java.util.jar.JarOutputStream jar = new java.util.jar.JarOutputStream(Files.newOutputStream(out));
+        java.util.stream.Stream<Path> files = Files.walk(classes)) {
+      for (Path f : (Iterable<Path>) files.filter(Files::isRegularFile)::iterator) {
+        jar.putNextEntry(new java.util.jar.JarEntry(classes.relativize(f).toString().replace('\\', '/')));
+        jar.write(Files.readAllBytes(f));
+        jar.closeEntry();
+      }
+    }
+    return out;
+  }
+
+  private void sideBySide(String classPath) throws Exception {
     Path agentJar = AgentJar.buildFromClassPath(dir.resolve("jperfetto-agent.jar"));
     String p = dir.resolve("p.sock").toString();
     String c = dir.resolve("c.sock").toString();
     List<String> command = ChildJvm.command(List.of("-Xmx128m", AgentTraceFixture.agentFlag(agentJar,
         "name=agent-side,socket=" + p + ",methods=example.paired.PairedAppWork,jfr=off")),
-        System.getProperty("java.class.path"), PairedApp.class.getName(), p, "app-side");
+        classPath, PairedApp.class.getName(), p, "app-side");
     Path stderr = dir.resolve("child.err");
     try (ServiceHost host = ServiceHost.start(ServiceHost.Options.of(p, c))) {
       Process child = new ProcessBuilder(command).redirectError(stderr.toFile()).start();
