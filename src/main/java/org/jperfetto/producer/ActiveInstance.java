@@ -12,6 +12,14 @@ final class ActiveInstance<S> {
   final DataSourceInstance<S> instance;
   /** Started by startup tracing: a session's start_data_source does not start it again. */
   boolean startedEarly;
+  /**
+   * The config a session's setup_data_source gave this instance, as the service sent it (null while
+   * a startup instance waits for adoption): how a second setup with an equal config finds the next
+   * data source of the same name (see {@code TracingProducer}).
+   */
+  DataSourceConfig sessionConfig;
+  /** Told to stop: no longer counts as holding its session's config. */
+  boolean stopping;
 
   private ActiveInstance(DataSource<S> dataSource, DataSourceInstance<S> instance) {
     this.dataSource = dataSource;
@@ -39,7 +47,13 @@ final class ActiveInstance<S> {
     dataSource.start(instance);
   }
 
+  /** Whether this instance serves a session with exactly this config and is not stopping. */
+  boolean serves(DataSourceConfig config) {
+    return !stopping && config.equals(sessionConfig);
+  }
+
   void stop(DataSourceHandler.StopHandle handle) {
+    stopping = true;
     dataSource.handler().onStop(instance, handle);
   }
 

@@ -85,6 +85,7 @@ final class SharedMemoryArbiter {
   /** How long chunks held back for a batch may wait for the next one. */
   static final long LATE_DRAIN_MS = 2;
   private final BitSet writerIds = new BitSet(); // guarded by lock
+  private int lastWriterId; // guarded by lock
   /** Live writers by id, for flushes. */
   private final TraceWriter[] writers = new TraceWriter[ChunkHeader.MAX_WRITER_ID + 1]; // guarded by lock
   /** The heavy side of the flush handshake; false when the process cannot run one (no membarrier). */
@@ -166,14 +167,24 @@ final class SharedMemoryArbiter {
 
   // ---- writer ids ----
 
-  /** A free writer id in 1..{@link ChunkHeader#MAX_WRITER_ID}, or 0 when all are taken. */
+  /**
+   * A free writer id in 1..{@link ChunkHeader#MAX_WRITER_ID}, or 0 when all are taken. The ids go
+   * round (the next free one after the last given out, as upstream's SDK), not lowest first: a
+   * writer that took over a just released id would start again at chunk id 0 on the same sequence
+   * in the service's buffer, which keeps the chunks it already has and drops the new ones as
+   * duplicates (seen when an instance restarts within a session).
+   */
   int acquireWriterId() {
     synchronized (lock) {
-      int id = writerIds.nextClearBit(1);
+      int id = writerIds.nextClearBit(lastWriterId + 1);
+      if (id > ChunkHeader.MAX_WRITER_ID) {
+        id = writerIds.nextClearBit(1);
+      }
       if (id > ChunkHeader.MAX_WRITER_ID) {
         return 0;
       }
       writerIds.set(id);
+      lastWriterId = id;
       return id;
     }
   }

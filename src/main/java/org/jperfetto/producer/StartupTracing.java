@@ -73,37 +73,40 @@ final class StartupTracing implements SharedMemoryArbiter.CommitSink {
   }
 
   /**
-   * Starts on smb an instance of each data source config lists (those dataSourceNamed knows),
+   * Starts on smb an instance of each data source config lists (of every data source
+   * dataSourcesNamed gives for the name: a session later sets up one instance per registration),
    * each writing with its own placeholder target buffer; newArbiter makes smb's arbiter for a sink.
    */
   static StartupTracing start(String producerName, TraceConfig config,
-      Function<String, DataSource<?>> dataSourceNamed, ProvidedSmb smb,
+      Function<String, List<DataSource<?>>> dataSourcesNamed, ProvidedSmb smb,
       Function<SharedMemoryArbiter.CommitSink, SharedMemoryArbiter> newArbiter) {
     StartupTracing st = new StartupTracing(producerName);
     st.smb = smb;
     st.arbiter = newArbiter.apply(st);
     long localId = 0;
     for (TraceConfig.DataSource d : config.getDataSourcesList()) {
-      DataSource<?> ds = dataSourceNamed.apply(d.getConfig().getName());
-      if (ds == null) {
-        continue;
+      for (DataSource<?> ds : dataSourcesNamed.apply(d.getConfig().getName())) {
+        st.startInstance(ds, --localId, d.getConfig());
       }
-      int placeholder = st.reserve();
-      // Local instance ids are negative: the service's are positive.
-      ActiveInstance<?> a = ActiveInstance.setUp(ds, --localId,
-          d.getConfig().toBuilder().setTargetBuffer(placeholder).build(), st.arbiter);
-      if (a == null) {
-        st.bind(placeholder, ABORTED);
-        continue;
-      }
-      a.start(st.arbiter);
-      a.startedEarly = true;
-      st.instances.add(new Instance(a, placeholder, d.getConfig()));
     }
     st.pending = st.instances.size();
     LOG.log(Level.DEBUG, () -> "producer " + producerName + ": startup tracing with "
         + st.instances.size() + " instances");
     return st;
+  }
+
+  /** One startup instance of ds, under a negative local id (the service's ids are positive). */
+  private void startInstance(DataSource<?> ds, long localId, DataSourceConfig config) {
+    int placeholder = reserve();
+    ActiveInstance<?> a = ActiveInstance.setUp(ds, localId,
+        config.toBuilder().setTargetBuffer(placeholder).build(), arbiter);
+    if (a == null) {
+      bind(placeholder, ABORTED);
+      return;
+    }
+    a.start(arbiter);
+    a.startedEarly = true;
+    instances.add(new Instance(a, placeholder, config));
   }
 
   /** The SMB the startup instances write into, for the first connection to offer; then null. */

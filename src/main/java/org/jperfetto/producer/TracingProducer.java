@@ -209,8 +209,16 @@ public final class TracingProducer implements AutoCloseable {
       return this;
     }
 
-    /** Registers dataSource with the service on every connection (call once per data source). */
+    /**
+     * Registers dataSource with the service on every connection. Several data sources may share a
+     * name (two libraries' TrackEvents): each gets its own instance in every session that asks for
+     * the name.
+     *
+     * @throws IllegalArgumentException if dataSource was given already: a second registration of
+     *     the same object could never record anything of its own
+     */
     public Builder dataSource(DataSource<?> dataSource) {
+      requireNew(dataSources, dataSource, name);
       dataSources.add(dataSource);
       return this;
     }
@@ -300,9 +308,18 @@ public final class TracingProducer implements AutoCloseable {
     return connections;
   }
 
-  /** Adds a data source; registered with the service now if connected, else on connecting. */
+  /**
+   * Adds a data source; registered with the service now if connected, else on connecting. It may
+   * share its name with data sources registered before (each records, see {@link
+   * Builder#dataSource}).
+   *
+   * @throws IllegalArgumentException if dataSource is registered on this producer already
+   */
   public void register(DataSource<?> dataSource) {
-    dataSources.add(dataSource);
+    synchronized (dataSources) {
+      requireNew(dataSources, dataSource, name);
+      dataSources.add(dataSource);
+    }
     run(() -> {
       Connection c = connection;
       if (c != null && c.initialized) {
@@ -311,17 +328,45 @@ public final class TracingProducer implements AutoCloseable {
     });
   }
 
+  /** The same data source object twice on one producer: refused, it would never record as the second. */
+  private static void requireNew(List<DataSource<?>> registered, DataSource<?> dataSource, String producer) {
+    Objects.requireNonNull(dataSource, "data source");
+    for (DataSource<?> ds : registered) {
+      if (ds == dataSource) {
+        throw new IllegalArgumentException("data source \"" + dataSource.name()
+            + "\" is registered on producer " + producer + " already (" + dataSource
+            + "); another data source of the same name is fine, the same one twice is not");
+      }
+    }
+  }
+
   /**
    * Removes a data source: UnregisterDataSource is sent if connected, its active instances stop
    * being traced (the service stops them), and it is not registered again on reconnecting.
+   *
+   * <p>A service unregisters by name: it removes one registration and stops every instance of the
+   * name on this producer. So when other data sources of this producer share the name, all of the
+   * name's registrations are withdrawn and the others registered again: the sessions running
+   * then set up fresh instances of them.
    */
   public void unregister(DataSource<?> dataSource) {
-    dataSources.remove(dataSource);
+    List<DataSource<?>> namesakes;
+    synchronized (dataSources) {
+      if (!dataSources.remove(dataSource)) {
+        return;
+      }
+      namesakes = dataSources.stream().filter(ds -> ds.name().equals(dataSource.name())).toList();
+    }
     run(() -> {
       Connection c = connection;
       if (c != null && c.initialized) {
-        c.invokeNoReply("UnregisterDataSource",
-            UnregisterDataSourceRequest.newBuilder().setDataSourceName(dataSource.name()).build());
+        for (int i = 0; i <= namesakes.size(); i++) {
+          c.invokeNoReply("UnregisterDataSource",
+              UnregisterDataSourceRequest.newBuilder().setDataSourceName(dataSource.name()).build());
+        }
+        for (DataSource<?> ds : namesakes) {
+          c.registerDataSource(ds.descriptor());
+        }
       }
     });
   }
@@ -573,13 +618,38 @@ public final class TracingProducer implements AutoCloseable {
     c.arbiter = fd < 0 && c.emulated ? smb.emulatedSmb(pageSizeKb, c) : smb.mapServiceSmb(pageSizeKb, fd, c);
   }
 
-  private DataSource<?> dataSourceNamed(String dsName) {
-    for (DataSource<?> ds : dataSources) {
-      if (ds.name().equals(dsName)) {
+  /** This producer's data sources of that name, in registration order. */
+  private List<DataSource<?>> dataSourcesNamed(String dsName) {
+    return dataSources.stream().filter(ds -> ds.name().equals(dsName)).toList();
+  }
+
+  /**
+   * The data source a session's setup_data_source is meant for. A service sends one setup per
+   * registration of a name, each with its own instance id and all with the same config, and says
+   * nothing about which registration it means; as upstream's SDK, each goes to the first data source
+   * of the name (with a free slot) that holds no instance of this connection with an equal config.
+   */
+  private DataSource<?> dataSourceFor(Connection c, DataSourceConfig config) {
+    DataSource<?> full = null;
+    for (DataSource<?> ds : dataSourcesNamed(config.getName())) {
+      if (servesConfig(c, ds, config)) {
+        continue;
+      }
+      if (ds.freeSlot() >= 0) {
         return ds;
       }
+      full = full == null ? ds : full;
     }
-    return null;
+    return full;
+  }
+
+  private static boolean servesConfig(Connection c, DataSource<?> ds, DataSourceConfig config) {
+    for (ActiveInstance<?> a : c.instances.values()) {
+      if (a.dataSource == ds && a.serves(config)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private ActiveInstance<?> setUpInstance(Connection c, long id, DataSourceConfig config) {
@@ -589,19 +659,23 @@ public final class TracingProducer implements AutoCloseable {
     }
     ActiveInstance<?> early = c.startup != null ? c.startup.adopt(config) : null;
     if (early != null) {
+      early.sessionConfig = config;
       c.instances.put(id, early);
       run(c.drainTask);
       LOG.log(Level.DEBUG, () -> "producer " + name + ": session instance " + id + " adopted startup instance of "
           + config.getName());
       return early;
     }
-    DataSource<?> ds = dataSourceNamed(config.getName());
+    DataSource<?> ds = dataSourceFor(c, config);
     if (ds == null) {
-      LOG.log(Level.WARNING, "producer " + name + ": no data source named " + config.getName());
+      LOG.log(Level.WARNING, "producer " + name + ": no data source named " + config.getName()
+          + " left for instance " + id + " (" + dataSourcesNamed(config.getName()).size()
+          + " registered, each serving this config already)");
       return null;
     }
     ActiveInstance<?> a = ActiveInstance.setUp(ds, id, config, c.arbiter);
     if (a != null) {
+      a.sessionConfig = config;
       c.instances.put(id, a);
     } else {
       LOG.log(Level.WARNING, "producer " + name + ": data source " + ds.name() + " has "
@@ -708,7 +782,7 @@ public final class TracingProducer implements AutoCloseable {
   private void setUpStartupTracing(org.jperfetto.protos.TraceConfig config) {
     ProvidedSmb own = smb.create();
     if (own != null) {
-      startup = StartupTracing.start(name, config, this::dataSourceNamed, own,
+      startup = StartupTracing.start(name, config, this::dataSourcesNamed, own,
           sink -> smb.arbiter(own.segment(), own.pageSize(), sink));
     }
   }

@@ -6,10 +6,12 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.function.Consumer;
@@ -365,12 +367,10 @@ public final class TracingService {
     if (d.getName().isEmpty()) {
       return "data source with an empty name: producer=" + p.id;
     }
+    // As upstream: a producer may register several data sources of one name (a process with two
+    // libraries, each with its own track_event), and every session gets an instance of each; only
+    // a non-zero id already taken on this producer is refused (id 0: a producer that sets none).
     for (RegisteredDataSource r : dataSources) {
-      if (r.producerId() == p.id && r.descriptor().getName().equals(d.getName())
-          && r.descriptor().getId() == d.getId()) {
-        // The same data source again would start two instances of it in every session.
-        return "data source \"" + d.getName() + "\" is already registered: producer=" + p.id;
-      }
       if (r.producerId() == p.id && d.getId() != 0 && r.descriptor().getId() == d.getId()) {
         return "data source \"" + d.getName() + "\" has the id " + d.getId()
             + " of data source \"" + r.descriptor().getName() + "\" already registered: producer=" + p.id;
@@ -515,9 +515,12 @@ public final class TracingService {
    */
   void setUpInstances(TracingSession s, boolean onlyMissing) {
     for (TraceConfig.DataSource dsCfg : s.config.getDataSourcesList()) {
+      // Decided before any is set up: a producer with several registrations of the name gets an
+      // instance for each, not only for the first.
+      Set<Integer> alreadySetUp = onlyMissing ? producersWithInstance(s, dsCfg.getConfig().getName()) : Set.of();
       for (RegisteredDataSource r : List.copyOf(dataSources)) {
         if (!r.descriptor().getName().equals(dsCfg.getConfig().getName())
-            || onlyMissing && hasInstance(s, r.producerId(), r.descriptor().getName())) {
+            || alreadySetUp.contains(r.producerId())) {
           continue;
         }
         ProducerConnection p = producers.get(r.producerId());
@@ -529,13 +532,14 @@ public final class TracingService {
     }
   }
 
-  private static boolean hasInstance(TracingSession s, int producerId, String name) {
+  private static Set<Integer> producersWithInstance(TracingSession s, String name) {
+    Set<Integer> producerIds = new HashSet<>();
     for (DataSourceInstance inst : s.instances) {
-      if (inst.producerId == producerId && inst.name().equals(name)) {
-        return true;
+      if (inst.name().equals(name)) {
+        producerIds.add(inst.producerId);
       }
     }
-    return false;
+    return producerIds;
   }
 
   /** ObservableEvents TYPE_DATA_SOURCES_INSTANCES to the session's consumer, if it asked. */

@@ -111,6 +111,19 @@ class SharedMemoryArbiterTest {
     }
   }
 
+  /** A released id is not given out again while others are free: its sequence's chunk ids would restart. */
+  @Test
+  void writerIdsGoRoundRatherThanReuseTheOneJustReleased() throws Exception {
+    try (TestSink sink = new TestSink(TestSink.Mode.LAZY, 1, 4096, 1 << 20)) {
+      SharedMemoryArbiter arbiter = sink.arbiter;
+      assertEquals(1, arbiter.acquireWriterId());
+      arbiter.releaseWriterId(1);
+      assertEquals(2, arbiter.acquireWriterId());
+      arbiter.releaseWriterId(2);
+      assertEquals(3, arbiter.acquireWriterId());
+    }
+  }
+
   @Test
   void stallWaitsForTheServiceAndStopsWaitingWhenDetached() throws Exception {
     try (TestSink sink = new TestSink(TestSink.Mode.LAZY, 1, 4096, 1 << 20)) {

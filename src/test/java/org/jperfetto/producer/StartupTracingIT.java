@@ -67,6 +67,37 @@ class StartupTracingIT {
     }
   }
 
+  /**
+   * Two data sources of one name (two libraries' TrackEvents, say): startup tracing starts one
+   * instance of each, and the session's two setups (one per registration, equal configs) adopt
+   * one each, so both libraries' early data reaches the session.
+   */
+  @Test
+  void twoDataSourcesOfOneNameAreEachAdopted() throws Exception {
+    DataSource<String> first = dataSource();
+    DataSource<String> second = dataSource();
+    TraceConfig startup = TraceConfig.newBuilder()
+        .addDataSources(TraceConfig.DataSource.newBuilder().setConfig(dsConfig())).build();
+    try (TracingProducer producer = TracingProducer.builder("startup-two").socketPath(jtraced().producerSocket())
+        .reconnectBackoff(Duration.ofMillis(20), Duration.ofMillis(100))
+        .startupTracing(startup, Duration.ofSeconds(30)).dataSource(first).dataSource(second).start()) {
+      assertTrue(first.isEnabled() && second.isEnabled(), "a startup instance of each");
+      assertEquals(2, producer.startupTracingPending());
+      JtracedFixture.write(first, "early_first", 100);
+      JtracedFixture.write(second, "early_second", 50);
+      try (ServiceHost host = jtraced().start()) {
+        Map<String, Integer> counts = jtraced().record(producer, dsConfig(),
+            () -> first.isEnabled() && second.isEnabled() && producer.startupTracingPending() == 0, () -> {
+              assertEquals(1, activeSlots(first), "adopted, not a second instance");
+              assertEquals(1, activeSlots(second));
+              JtracedFixture.write(first, "late_first", 20);
+              JtracedFixture.write(second, "late_second", 10);
+            });
+        assertEquals(Map.of("early_first", 100, "early_second", 50, "late_first", 20, "late_second", 10), counts);
+      }
+    }
+  }
+
   @Test
   void withoutASessionInTimeTheStartupDataIsDroppedAndTheSmbFreed() throws Exception {
     DataSource<String> ds = dataSource();

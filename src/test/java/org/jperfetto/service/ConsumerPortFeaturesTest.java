@@ -104,6 +104,22 @@ class ConsumerPortFeaturesTest {
     assertEquals(1, b.starts.size(), "the newly matched producer starts");
   }
 
+  /** Widening a producer filter starts every registration of the name on the newly matched producer. */
+  @Test
+  void changeTraceConfigStartsEveryRegistrationOfANewlyMatchedProducer() {
+    TestProducer a = producer("app_a", 1001);
+    TestProducer b = producer("app_b", 1002).register("test");
+    TestConsumer c = new TestConsumer().connect(service, 1000);
+    TraceConfig cfg = config(64, RING, "test");
+    assertEquals("", c.enable(cfg.toBuilder().setDataSources(0, cfg.getDataSources(0).toBuilder()
+        .addProducerNameFilter("app_a")).build()));
+    assertEquals(0, b.starts.size());
+    assertEquals("", c.endpoint.changeTraceConfig(cfg.toBuilder().setDataSources(0, cfg.getDataSources(0)
+        .toBuilder().addProducerNameRegexFilter("app_.*")).build()));
+    assertEquals(1, a.starts.size());
+    assertEquals(2, b.starts.size(), "both of app_b's registrations start");
+  }
+
   @Test
   void detachedSessionOutlivesItsConsumerAndAttachGivesTheConfigBack() throws IOException {
     TestProducer p = producer("app", 1001);

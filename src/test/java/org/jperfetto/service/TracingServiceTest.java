@@ -1,6 +1,7 @@
 package org.jperfetto.service;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -282,21 +283,36 @@ class TracingServiceTest {
     assertEquals(2, good.flushes.size());
   }
 
+  /**
+   * As upstream traced: a producer may register one name several times (two libraries of one
+   * process, each with its own track_event), and a session sets up an instance of each, with equal
+   * configs and distinct instance ids; a running session sets up one for a late registration too.
+   * Only a non-zero descriptor id already taken on the producer is refused.
+   */
   @Test
-  void aProducerCannotRegisterTheSameDataSourceTwice() {
+  void everyRegistrationOfANameGetsItsOwnInstance() {
     TestConsumer consumer = new TestConsumer().connect(service, 1000);
-    TestProducer p = new TestProducer().connect(service, "twice", 1, 1);
+    TestProducer p = new TestProducer().connect(service, "two-libs", 1, 1);
     DataSourceDescriptor test = DataSourceDescriptor.newBuilder().setName("test").build();
     assertEquals("", p.endpoint.registerDataSource(test));
-    String error = p.endpoint.registerDataSource(test);
-    assertTrue(error.contains("already registered") && error.contains("\"test\""), error);
-    // Another name, or the same name from another producer, is fine.
-    assertEquals("", p.endpoint.registerDataSource(DataSourceDescriptor.newBuilder().setName("other").build()));
+    assertEquals("", p.endpoint.registerDataSource(test), "id 0 (none set) is not a conflict");
     TestProducer q = new TestProducer().connect(service, "second", 1, 2);
     assertEquals("", q.endpoint.registerDataSource(test));
     consumer.enable(config(64, TraceConfig.BufferConfig.FillPolicy.RING_BUFFER, "test"));
-    assertEquals(1, p.setups.size(), "one instance for the producer, not one per registration");
+    assertEquals(2, p.setups.size(), "one instance per registration");
+    assertEquals(2, p.starts.size());
+    assertNotEquals(p.setups.get(0), p.setups.get(1));
+    assertEquals(p.starts.get(0), p.starts.get(1), "the same config for both");
     assertEquals(1, q.setups.size());
+
+    assertEquals("", p.endpoint.registerDataSource(test));
+    assertEquals(3, p.starts.size(), "a third registration joins the running session");
+
+    DataSourceDescriptor withId = DataSourceDescriptor.newBuilder().setName("test").setId(7).build();
+    assertEquals("", p.endpoint.registerDataSource(withId));
+    String error = p.endpoint.registerDataSource(withId.toBuilder().setName("other").build());
+    assertTrue(error.contains("id 7") && error.contains("\"other\""), error);
+    assertEquals(4, p.starts.size(), "the refused registration got no instance");
   }
 
   @Test

@@ -82,21 +82,68 @@ public final class AgentBoot {
    * The loader of jperfetto inside the agent: the nested jars, copied out to a private temporary
    * directory (removed at exit). Without nested jars (this class loaded from a class directory, as
    * in an IDE), jperfetto is already on this class's own loader and that is used instead.
+   *
+   * <p>An application with jperfetto's own jar on its class path has this class in that jar too,
+   * ahead of the agent jar the JVM appended: then the agent jar is found on the class path by the
+   * jperfetto jar nested in it.
    */
   static ClassLoader isolatedLoader() throws IOException {
-    Path self;
-    try {
-      self = Path.of(AgentBoot.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-    } catch (URISyntaxException | RuntimeException e) {
-      throw new IOException("cannot locate the agent jar: " + e, e);
-    }
+    Path self = jarOf(AgentBoot.class.getProtectionDomain().getCodeSource().getLocation(), "the agent jar");
     if (!Files.isRegularFile(self)) {
       return AgentBoot.class.getClassLoader();
     }
     Path dir = Files.createTempDirectory("jperfetto-agent");
     dir.toFile().deleteOnExit();
+    List<URL> urls = copyNestedJars(self, dir);
+    Path agentJar = self;
+    if (urls.isEmpty()) {
+      agentJar = agentJarOnClassPath(self);
+      if (agentJar != null) {
+        urls = copyNestedJars(agentJar, dir);
+      }
+    }
+    if (urls.isEmpty()) {
+      throw new IOException((agentJar != null ? agentJar : self) + " holds no " + LIB_DIR
+          + "*.jar: not a jperfetto agent jar");
+    }
+    return new IsolatingLoader(urls.toArray(URL[]::new), AgentBoot.class.getClassLoader());
+  }
+
+  private static Path jarOf(URL location, String what) throws IOException {
+    try {
+      return Path.of(location.toURI());
+    } catch (URISyntaxException | RuntimeException e) {
+      throw new IOException("cannot locate " + what + ": " + e, e);
+    }
+  }
+
+  /** Another jar on this class's loader that nests jperfetto, or null. */
+  private static Path agentJarOnClassPath(Path self) throws IOException {
+    Enumeration<URL> found = AgentBoot.class.getClassLoader().getResources(LIB_DIR + "jperfetto.jar");
+    while (found.hasMoreElements()) {
+      URL u = found.nextElement();
+      String path = u.getPath();
+      int bang = path.indexOf("!/");
+      if (!"jar".equals(u.getProtocol()) || bang < 0) {
+        continue;
+      }
+      Path jar;
+      try {
+        jar = Path.of(java.net.URI.create(path.substring(0, bang)));
+      } catch (RuntimeException e) {
+        continue; // not a file on this machine
+      }
+      if (!jar.equals(self)) {
+        return jar;
+      }
+    }
+    return null;
+  }
+
+  /** The jars nested under {@link #LIB_DIR} in jar, copied into dir (removed at exit). */
+  private static List<URL> copyNestedJars(Path agentJar, Path dir) throws IOException {
     List<URL> urls = new ArrayList<>();
-    try (JarFile jar = new JarFile(self.toFile())) {
+    try (JarFile jar = new JarFile(agentJar.toFile())) {
       Enumeration<JarEntry> entries = jar.entries();
       while (entries.hasMoreElements()) {
         JarEntry e = entries.nextElement();
@@ -112,10 +159,7 @@ public final class AgentBoot {
         urls.add(out.toUri().toURL());
       }
     }
-    if (urls.isEmpty()) {
-      throw new IOException(self + " holds no " + LIB_DIR + "*.jar: not a jperfetto agent jar");
-    }
-    return new IsolatingLoader(urls.toArray(URL[]::new), AgentBoot.class.getClassLoader());
+    return urls;
   }
 
   /**

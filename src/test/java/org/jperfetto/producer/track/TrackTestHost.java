@@ -112,13 +112,36 @@ final class TrackTestHost implements AutoCloseable {
         .setSharedBufferPageSizeKb(pageSize / 1024)).build(), fd);
   }
 
+  /**
+   * Sets up and starts instance id, as the only instance of a session of its own (whose id, as a
+   * real service's, goes into the config: a producer tells two sessions' setups apart by it).
+   */
   void startDataSource(long id, TrackEventConfig config) {
     DataSourceConfig dsc = DataSourceConfig.newBuilder().setName(TrackEvent.DATA_SOURCE_NAME).setTargetBuffer(0)
-        .setTrackEventConfig(config).build();
+        .setTracingSessionId(id).setTrackEventConfig(config).build();
     send(GetAsyncCommandResponse.newBuilder().setSetupDataSource(GetAsyncCommandResponse.SetupDataSource
         .newBuilder().setNewInstanceId(id).setConfig(dsc)).build(), -1);
     send(GetAsyncCommandResponse.newBuilder().setStartDataSource(GetAsyncCommandResponse.StartDataSource
         .newBuilder().setNewInstanceId(id).setConfig(dsc)).build(), -1);
+  }
+
+  /**
+   * A session as upstream traced runs it for a producer with several registrations of track_event:
+   * one setup_data_source per registration (instance ids, one config, the same for all, with the
+   * fields traced fills in), and once all are set up one start_data_source each.
+   */
+  void startSession(long sessionId, TrackEventConfig config, long... ids) {
+    DataSourceConfig dsc = DataSourceConfig.newBuilder().setName(TrackEvent.DATA_SOURCE_NAME).setTargetBuffer(0)
+        .setTracingSessionId(sessionId).setTraceDurationMs(0).setStopTimeoutMs(5000)
+        .setEnableExtraGuardrails(false).setTrackEventConfig(config).build();
+    for (long id : ids) {
+      send(GetAsyncCommandResponse.newBuilder().setSetupDataSource(GetAsyncCommandResponse.SetupDataSource
+          .newBuilder().setNewInstanceId(id).setConfig(dsc)).build(), -1);
+    }
+    for (long id : ids) {
+      send(GetAsyncCommandResponse.newBuilder().setStartDataSource(GetAsyncCommandResponse.StartDataSource
+          .newBuilder().setNewInstanceId(id).setConfig(dsc)).build(), -1);
+    }
   }
 
   void stopDataSource(long id) {
