@@ -60,6 +60,10 @@ public final class JfrDataSource {
     DataSourceDescriptor descriptor = DataSourceDescriptor.newBuilder()
         .setName(NAME)
         .setWillNotifyOnStop(true)
+        // The stack samples' interned frames live in incremental state: the service's periodic
+        // clears (incremental_state_config) make the bridge start them afresh, so a ring buffer
+        // that overwrote the first ones still decodes.
+        .setHandlesIncrementalStateClear(true)
         .build();
     Handler handler = new Handler(defaultConfig);
     DataSource<JfrBridge> ds = DataSource.create(descriptor, handler, BufferExhaustedPolicy.STALL_THEN_DROP);

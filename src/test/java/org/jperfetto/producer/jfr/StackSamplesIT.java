@@ -1,0 +1,154 @@
+package org.jperfetto.producer.jfr;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.protobuf.ByteString;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.jperfetto.consumer.FlushFlags;
+import org.jperfetto.consumer.TracingConsumer;
+import org.jperfetto.consumer.TracingDisabled;
+import org.jperfetto.consumer.TracingSession;
+import org.jperfetto.producer.DataSource;
+import org.jperfetto.producer.TracingProducer;
+import org.jperfetto.protos.DataSourceConfig;
+import org.jperfetto.protos.TraceConfig;
+import org.jperfetto.protos.TracePacket;
+import org.jperfetto.service.ipc.ServiceHost;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Java stack samples end to end through jtraced: a thread spinning in a known hot method is sampled
+ * on its own thread with that method as leaf, deep stacks are cut and marked, and the interning
+ * follows the service's incremental state clears. Traces are decoded with interned data resolved.
+ */
+@Timeout(60)
+class StackSamplesIT {
+  static final String HOT = HotMethods.class.getName() + ".spin";
+
+  @TempDir Path dir;
+  ServiceHost host;
+  TracingProducer producer;
+  TracingConsumer consumer;
+  DataSource<JfrBridge> ds;
+
+  @BeforeEach
+  void start() throws Exception {
+    String p = dir.resolve("p.sock").toString();
+    String c = dir.resolve("c.sock").toString();
+    host = ServiceHost.start(ServiceHost.Options.of(p, c));
+    producer = TracingProducer.builder("samples-it").socketPath(p).start();
+    ds = JfrDataSource.register(producer);
+    assertTrue(producer.awaitConnected(Duration.ofSeconds(10)));
+    consumer = TracingConsumer.connect(c);
+  }
+
+  @AfterEach
+  void stop() {
+    consumer.close();
+    producer.close();
+    host.close();
+  }
+
+  /** Records legacyConfig while a thread called name spins for millis at the given call depth. */
+  DecodedSamples record(String legacyConfig, int clearPeriodMs, String name, int depth, long millis, long[] tid)
+      throws Exception {
+    TraceConfig.Builder config = TraceConfig.newBuilder()
+        .addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb(8 * 1024))
+        .addDataSources(TraceConfig.DataSource.newBuilder().setConfig(
+            DataSourceConfig.newBuilder().setName(JfrDataSource.NAME).setLegacyConfig(legacyConfig)));
+    if (clearPeriodMs > 0) {
+      config.setIncrementalStateConfig(
+          TraceConfig.IncrementalStateConfig.newBuilder().setClearPeriodMs(clearPeriodMs));
+    }
+    TracingSession session = consumer.enableTracing(config.build());
+    JfrDataSourceIT.await("jvm.jfr recording", () -> JfrDataSource.recordingInstances(ds) == 1);
+    Thread t = HotMethods.start(name, depth, millis, tid);
+    t.join();
+    consumer.flush(Duration.ofSeconds(5), FlushFlags.NONE).get(10, TimeUnit.SECONDS);
+    consumer.disableTracing().get(20, TimeUnit.SECONDS);
+    TracingDisabled d = session.disabled().get(20, TimeUnit.SECONDS);
+    assertTrue(d.ok(), d.error());
+    List<TracePacket> out = new ArrayList<>();
+    consumer.readBuffers((slices, size) -> out.add(TracePacket.parseFrom(ByteString.copyFrom(slices))))
+        .get(20, TimeUnit.SECONDS);
+    return new DecodedSamples(out);
+  }
+
+  static String leaves(List<DecodedSamples.Sample> samples) {
+    Map<String, Long> byLeaf = new TreeMap<>(samples.stream()
+        .collect(Collectors.groupingBy(DecodedSamples.Sample::leaf, Collectors.counting())));
+    return byLeaf.toString();
+  }
+
+  @Test
+  void theHotMethodIsTheLeafOfItsThreadsSamples() throws Exception {
+    long[] tid = new long[1];
+    DecodedSamples trace = record("groups=samples", 0, "jfr-hot", 0, 1500, tid);
+    List<DecodedSamples.Sample> mine = trace.on(tid[0]);
+    assertTrue(mine.size() >= 10, "samples on jfr-hot (tid " + tid[0] + "): " + mine.size()
+        + " of " + trace.samples.size());
+    long hot = mine.stream().filter(s -> s.leaf().equals(HOT)).count();
+    assertTrue(hot >= 0.8 * mine.size(), hot + " of " + mine.size() + " samples have " + HOT
+        + " as leaf: " + leaves(mine));
+    assertEquals("jfr-hot", trace.threadNames.get(tid[0]), "the sampled thread is named");
+    DecodedSamples.Sample s = mine.stream().filter(x -> x.leaf().equals(HOT)).findFirst().orElseThrow();
+    assertEquals(ProcessHandle.current().pid(), s.pid());
+    assertEquals(StackSampleEncoder.SOURCE, s.source());
+    assertEquals("wall-time", s.timebase());
+    DecodedSamples.DecodedFrame leaf = s.frames().get(s.frames().size() - 1);
+    assertEquals("app", leaf.mapping(), "a class path class's frames go in the app loader's mapping");
+    assertTrue(leaf.line() > 0, "line numbers kept: " + leaf);
+    assertNotNull(leaf.kind(), "frame kind kept: " + leaf);
+    assertTrue(s.frames().get(0).function().startsWith("java.lang.Thread."), "root first: " + s.frames());
+    assertTrue(s.frames().stream().anyMatch(f -> "java.base".equals(f.mapping())),
+        "java.base frames: " + s.frames());
+  }
+
+  @Test
+  void deepStacksAreCutAtTheDepthAndMarkedTruncated() throws Exception {
+    long[] tid = new long[1];
+    DecodedSamples trace = record("groups=samples sample_depth=8", 0, "jfr-deep", 100, 1000, tid);
+    List<DecodedSamples.Sample> mine = trace.on(tid[0]);
+    assertTrue(mine.size() >= 5, "samples on jfr-deep: " + mine.size());
+    for (DecodedSamples.Sample s : mine) {
+      assertEquals(9, s.frames().size(), "8 frames and the mark: " + s.frames());
+      assertEquals(StackSampleEncoder.TRUNCATED_FRAME, s.frames().get(0).function());
+    }
+    long hot = mine.stream().filter(s -> s.leaf().equals(HOT)).count();
+    assertTrue(hot >= 0.8 * mine.size(), "leaf kept where the cut is at the root: " + leaves(mine));
+  }
+
+  @Test
+  void internedStacksStartAfreshAfterEachIncrementalStateClear() throws Exception {
+    long[] tid = new long[1];
+    DecodedSamples trace = record("groups=samples sample_period=10ms", 300, "jfr-cleared", 0, 2500, tid);
+    List<DecodedSamples.Sample> mine = trace.on(tid[0]);
+    assertTrue(mine.size() >= 10, "samples: " + mine.size());
+    // Every sample decoded against its sequence's state since the last clear (DecodedSamples
+    // fails otherwise); the sequence was cleared by the service more than once.
+    // JFR hands samples over about once a second, so a clear takes effect at the next batch.
+    long states = mine.stream().mapToInt(DecodedSamples.Sample::state).distinct().count();
+    assertTrue(states >= 2, "samples decoded in " + states + " incremental states (clears: " + trace.clears + ")");
+    assertTrue(mine.stream().filter(s -> s.leaf().equals(HOT)).count() >= 0.8 * mine.size(), leaves(mine));
+  }
+
+  @Test
+  void noSamplesGroupNoSamples() throws Exception {
+    long[] tid = new long[1];
+    DecodedSamples trace = record("groups=default,-samples", 0, "jfr-unsampled", 0, 500, tid);
+    assertEquals(0, trace.samples.size());
+  }
+}
