@@ -43,6 +43,8 @@ class StackSamplesIT {
   TracingProducer producer;
   TracingConsumer consumer;
   DataSource<JfrBridge> ds;
+  /** The encoder's samples and stack identity hits, read after the flush. */
+  volatile long[] encoderStats;
 
   @BeforeEach
   void start() throws Exception {
@@ -78,6 +80,12 @@ class StackSamplesIT {
     Thread t = HotMethods.start(name, depth, millis, tid);
     t.join();
     consumer.flush(Duration.ofSeconds(5), FlushFlags.NONE).get(10, TimeUnit.SECONDS);
+    ds.trace(ctx -> {
+      StackSampleEncoder e = ctx.state() == null ? null : ctx.state().sampleEncoder();
+      if (e != null) {
+        encoderStats = new long[] {e.samples(), e.stackHits()};
+      }
+    });
     consumer.disableTracing().get(20, TimeUnit.SECONDS);
     TracingDisabled d = session.disabled().get(20, TimeUnit.SECONDS);
     assertTrue(d.ok(), d.error());
@@ -104,6 +112,10 @@ class StackSamplesIT {
     assertTrue(hot >= 0.8 * mine.size(), hot + " of " + mine.size() + " samples have " + HOT
         + " as leaf: " + leaves(mine));
     assertEquals("jfr-hot", trace.threadNames.get(tid[0]), "the sampled thread is named");
+    // A stack JFR hands over again is the same object: found by identity, nothing interned anew.
+    assertNotNull(encoderStats);
+    System.out.println("stack samples: " + encoderStats[0] + ", found by identity: " + encoderStats[1]);
+    assertTrue(encoderStats[1] >= encoderStats[0] / 2, "identity hits " + encoderStats[1] + " of " + encoderStats[0]);
     DecodedSamples.Sample s = mine.stream().filter(x -> x.leaf().equals(HOT)).findFirst().orElseThrow();
     assertEquals(ProcessHandle.current().pid(), s.pid());
     assertEquals(StackSampleEncoder.SOURCE, s.source());
