@@ -83,6 +83,7 @@ class DemoIT {
     assertTrue(t.threadNames().containsAll(THREADS), t.threadNames().toString());
     assertWorkloadShape(t);
     assertJvmEvents(t, before, after);
+    assertWorkersHotMethodsSampled(new org.jperfetto.producer.jfr.DecodedSamples(trace.getPacketList()));
     // trace_provenance lists every sequence that wrote events into the buffer, as upstream's does.
     java.util.Set<Integer> listed = trace.getPacketList().stream().filter(TracePacket::hasTraceProvenance)
         .flatMap(p -> p.getTraceProvenance().getBuffersList().stream())
@@ -189,6 +190,19 @@ class DemoIT {
     List<DemoTrace.Event> heap = t.onTrack("JVM heap used");
     assertFalse(heap.isEmpty(), "heap counter values");
     assertTrue(heap.stream().allMatch(e -> e.type() == Type.TYPE_COUNTER && e.raw().getCounterValue() > 0));
+  }
+
+  /**
+   * jvm.jfr's Java stack samples show where the workers spend their CPU: samples on the worker
+   * threads, some with the workload's compute or checksum as the innermost frame.
+   */
+  private static void assertWorkersHotMethodsSampled(org.jperfetto.producer.jfr.DecodedSamples s) {
+    var workers = s.samples.stream()
+        .filter(x -> s.threadNames.getOrDefault(x.tid(), "").startsWith(DemoWorkload.WORKER_THREAD_PREFIX)).toList();
+    assertFalse(workers.isEmpty(), "stack samples on the workers: " + s.samples.size() + " samples in all");
+    Set<String> hot = Set.of(DemoWorkload.class.getName() + ".compute", DemoWorkload.class.getName() + ".checksum");
+    assertTrue(workers.stream().anyMatch(x -> hot.contains(x.leaf())),
+        "a worker sample in compute or checksum: " + workers.stream().map(x -> x.leaf()).distinct().toList());
   }
 
   /**

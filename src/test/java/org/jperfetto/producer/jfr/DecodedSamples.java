@@ -17,24 +17,24 @@ import org.jperfetto.protos.TracePacket;
  * known from that packet on, and a sample whose callstack, frame or name is unknown fails the
  * decoding (so a test sees an encoder that referred to state the reader never got).
  */
-final class DecodedSamples {
+public final class DecodedSamples {
   /** One frame as the trace names it. */
-  record DecodedFrame(String function, String mapping, int line, String kind) {}
+  public record DecodedFrame(String function, String mapping, int line, String kind) {}
 
   /** One sample: where and when, the profiler source, frames root first. */
-  record Sample(long ts, int sequence, int state, long pid, long tid, String source, String timebase,
+  public record Sample(long ts, int sequence, int state, long pid, long tid, String source, String timebase,
       List<DecodedFrame> frames) {
     /** The innermost frame's function name. */
-    String leaf() {
+    public String leaf() {
       return frames.get(frames.size() - 1).function();
     }
   }
 
-  final List<Sample> samples = new ArrayList<>();
+  public final List<Sample> samples = new ArrayList<>();
   /** Thread names from TrackDescriptors, by tid. */
-  final Map<Long, String> threadNames = new HashMap<>();
+  public final Map<Long, String> threadNames = new HashMap<>();
   /** Times a sequence cleared its incremental state. */
-  int clears;
+  public int clears;
 
   private static final class Sequence {
     final Map<Long, String> functionNames = new HashMap<>();
@@ -47,7 +47,7 @@ final class DecodedSamples {
     boolean valid;
   }
 
-  DecodedSamples(List<TracePacket> packets) {
+  public DecodedSamples(List<TracePacket> packets) {
     Map<Integer, Sequence> sequences = new HashMap<>();
     for (TracePacket p : packets) {
       if (p.hasTrackDescriptor() && p.getTrackDescriptor().hasThread()
@@ -111,7 +111,7 @@ final class DecodedSamples {
   }
 
   /** The samples taken on thread tid. */
-  List<Sample> on(long tid) {
+  public List<Sample> on(long tid) {
     return samples.stream().filter(s -> s.tid() == tid).toList();
   }
 
