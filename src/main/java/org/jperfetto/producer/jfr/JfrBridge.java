@@ -55,6 +55,8 @@ public final class JfrBridge {
   private final List<RecordedEvent> pendingSamples = new ArrayList<>();
   /** Writes the stack samples; null when the config or this JVM has none. Set before the stream starts. */
   private StackSampleEncoder sampleEncoder;
+  /** Whether the samples group is on (the encoder may exist for allocation stacks alone). */
+  private boolean samplesOn;
   // The sample being written: fields, not captured, so that writing one allocates nothing.
   private long sampleNanos;
   private RecordedThread sampleThread;
@@ -141,10 +143,12 @@ public final class JfrBridge {
     RecordingStream rs;
     try {
       JfrConfig effective = withAvailableSampler(config);
-      if (effective.has(EventGroup.SAMPLES)) {
+      boolean allocationStacks = effective.has(EventGroup.ALLOCATION) && effective.stackDepth() > 0;
+      samplesOn = effective.has(EventGroup.SAMPLES);
+      if (effective.has(EventGroup.SAMPLES) || allocationStacks) {
         JfrConfig.Sampling sampling = effective.sampling();
         sampleEncoder = new StackSampleEncoder((int) ProcessHandle.current().pid(), sampling.depth(),
-            sampling.sampler() == JfrConfig.Sampler.CPU);
+            effective.has(EventGroup.SAMPLES) && sampling.sampler() == JfrConfig.Sampler.CPU);
       }
       rs = new RecordingStream();
       rs.setSettings(effective.settings());
@@ -326,7 +330,7 @@ public final class JfrBridge {
       if (!pending.isEmpty()) {
         List<JvmEvent> held = new ArrayList<>(pending);
         pending.clear();
-        write(held);
+        write(held, null);
       }
       if (!pendingSamples.isEmpty()) {
         List<RecordedEvent> held = new ArrayList<>(pendingSamples);
@@ -347,11 +351,14 @@ public final class JfrBridge {
       }
       return;
     }
-    write(mapped);
+    // An allocation sample's stack goes in as an interned callstack too (the UI's flame graph of
+    // an area of the Allocation lane), through the stack samples' interning.
+    boolean allocation = type.equals("jdk.ObjectAllocationSample");
+    write(mapped, allocation && sampleEncoder != null ? e.getStackTrace() : null);
   }
 
   private void sample(RecordedEvent e) {
-    if (sampleEncoder == null) {
+    if (sampleEncoder == null || !samplesOn) {
       return;
     }
     if (!clock.isCalibrated()) {
@@ -384,7 +391,7 @@ public final class JfrBridge {
     }
   }
 
-  private void write(List<JvmEvent> events) {
+  private void write(List<JvmEvent> events, RecordedStackTrace stack) {
     dataSource.trace(ctx -> {
       if (ctx.instance() != instance) {
         return;
@@ -396,7 +403,12 @@ public final class JfrBridge {
         encoder.clearIncrementalState();
       }
       for (JvmEvent ev : events) {
-        encoder.write(ev, clock, ctx::newTracePacket);
+        if (stack != null && ev instanceof JvmEvent.Instant) {
+          long iid = sampleEncoder.callstack(stack, clock.toTrace(ev.epochNanos()), ctx.writer(), generation);
+          encoder.write(ev, clock, ctx::newTracePacket, iid, sampleEncoder::writeInterned);
+        } else {
+          encoder.write(ev, clock, ctx::newTracePacket);
+        }
       }
     });
     eventsWritten += events.size();

@@ -122,9 +122,7 @@ public final class StackSampleEncoder {
     if (thread == null || stack == null || thread.getOSThreadId() <= 0) {
       return false;
     }
-    if (w != writer || generationNow != generation || (w.lossUnacknowledged() && w.nextPacketMayLand())) {
-      reset(w, generationNow, traceNanos);
-    }
+    ensureState(w, generationNow, traceNanos);
     long tid = thread.getOSThreadId();
     if (!threadsSeen.containsKey(thread)) {
       describeThread(thread, tid, traceNanos);
@@ -135,9 +133,7 @@ public final class StackSampleEncoder {
     p.appendVarInt(TracePacket.TIMESTAMP_FIELD_NUMBER, traceNanos);
     p.appendVarInt(TracePacket.TIMESTAMP_CLOCK_ID_FIELD_NUMBER, CLOCK_MONOTONIC);
     p.appendVarInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, NEEDS);
-    if (!newCallstacks.isEmpty()) {
-      writeInternedData(p);
-    }
+    writeInterned(p);
     p.beginNested(TracePacket.STACK_SAMPLE_FIELD_NUMBER);
     p.beginNested(StackSample.TASK_CONTEXT_FIELD_NUMBER);
     p.appendVarInt(StackSample.TaskContext.PID_FIELD_NUMBER, pid);
@@ -147,6 +143,29 @@ public final class StackSampleEncoder {
     p.endNested();
     samples++;
     return true;
+  }
+
+  /**
+   * The iid of stack for another packet about to be written into w at traceNanos (an event with a
+   * stack, e.g. an allocation sample): interned now, with the state started afresh first if needed.
+   * That packet must then carry {@link #writeInterned} and SEQ_NEEDS_INCREMENTAL_STATE.
+   */
+  public long callstack(RecordedStackTrace stack, long traceNanos, TraceWriter w, int generationNow) {
+    ensureState(w, generationNow, traceNanos);
+    return callstackIid(stack);
+  }
+
+  /** Writes into packet p the interned entries interned since the last packet that carried them. */
+  public void writeInterned(ProtoWriter p) {
+    if (!newCallstacks.isEmpty()) {
+      writeInternedData(p);
+    }
+  }
+
+  private void ensureState(TraceWriter w, int generationNow, long traceNanos) {
+    if (w != writer || generationNow != generation || (w.lossUnacknowledged() && w.nextPacketMayLand())) {
+      reset(w, generationNow, traceNanos);
+    }
   }
 
   /** Samples written. */

@@ -31,6 +31,16 @@ public final class DecodedSamples {
   }
 
   public final List<Sample> samples = new ArrayList<>();
+  /** TrackEvents that refer to an interned callstack: their name and frames, root first. */
+  public final List<EventStack> eventStacks = new ArrayList<>();
+
+  /** A TrackEvent's name and its callstack's frames, root first. */
+  public record EventStack(String name, List<DecodedFrame> frames) {
+    /** The innermost frame's function name. */
+    public String leaf() {
+      return frames.get(frames.size() - 1).function();
+    }
+  }
   /** Thread names from TrackDescriptors, by tid. */
   public final Map<Long, String> threadNames = new HashMap<>();
   /** Times a sequence cleared its incremental state. */
@@ -85,6 +95,12 @@ public final class DecodedSamples {
           seq.callstacks.put(c.getIid(), c);
         }
       }
+      if (p.hasTrackEvent() && p.getTrackEvent().getCallstackIid() != 0) {
+        if (!seq.valid) {
+          throw new AssertionError("track event callstack before its sequence cleared its state: " + p);
+        }
+        eventStacks.add(new EventStack(p.getTrackEvent().getName(), frames(seq, p.getTrackEvent().getCallstackIid())));
+      }
       if (!p.hasStackSample()) {
         continue;
       }
@@ -92,22 +108,27 @@ public final class DecodedSamples {
         throw new AssertionError("stack sample before its sequence cleared its incremental state: " + p);
       }
       var s = p.getStackSample();
-      Callstack c = require(seq.callstacks, s.getCallstackIid(), "callstack");
-      List<DecodedFrame> frames = new ArrayList<>();
-      for (long frameId : c.getFrameIdsList()) {
-        Frame f = require(seq.frames, frameId, "frame");
-        String mapping = null;
-        if (f.getMappingId() != 0) {
-          Mapping m = require(seq.mappings, f.getMappingId(), "mapping");
-          mapping = require(seq.mappingPaths, m.getPathStringIds(0), "mapping path");
-        }
-        String kind = f.hasKind() ? f.getKind().name() : f.hasKindStr() ? f.getKindStr() : null;
-        frames.add(new DecodedFrame(require(seq.functionNames, f.getFunctionNameId(), "function name"), mapping,
-            f.getLineNumber(), kind));
-      }
+      List<DecodedFrame> frames = frames(seq, s.getCallstackIid());
       samples.add(new Sample(p.getTimestamp(), id, clears, s.getTaskContext().getPid(), s.getTaskContext().getTid(),
           seq.source, seq.timebase, frames));
     }
+  }
+
+  private static List<DecodedFrame> frames(Sequence seq, long callstackIid) {
+    Callstack c = require(seq.callstacks, callstackIid, "callstack");
+    List<DecodedFrame> frames = new ArrayList<>();
+    for (long frameId : c.getFrameIdsList()) {
+      Frame f = require(seq.frames, frameId, "frame");
+      String mapping = null;
+      if (f.getMappingId() != 0) {
+        Mapping m = require(seq.mappings, f.getMappingId(), "mapping");
+        mapping = require(seq.mappingPaths, m.getPathStringIds(0), "mapping path");
+      }
+      String kind = f.hasKind() ? f.getKind().name() : f.hasKindStr() ? f.getKindStr() : null;
+      frames.add(new DecodedFrame(require(seq.functionNames, f.getFunctionNameId(), "function name"), mapping,
+          f.getLineNumber(), kind));
+    }
+    return frames;
   }
 
   /** The samples taken on thread tid. */

@@ -27,6 +27,18 @@ final class HotMethods {
     }
   }
 
+  /** The allocating method: arrays of 1 KiB for about millis. */
+  static void allocate(long millis) {
+    long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+    while (System.nanoTime() < end) {
+      for (int i = 0; i < 1000; i++) {
+        garbage = new byte[1024];
+      }
+    }
+  }
+
+  static volatile Object garbage;
+
   /** Calls itself depth times, then spins for about nanos at the bottom. */
   static long deep(int depth, long nanos) {
     return depth == 0 ? spin(nanos) : deep(depth - 1, nanos) + 1;

@@ -216,6 +216,18 @@ class StackSamplesIT {
   }
 
   @Test
+  void allocationSamplesReferToInternedCallstacks() throws Exception {
+    DecodedSamples trace = record("groups=allocation allocation_throttle=500/s", 0,
+        () -> Thread.ofPlatform().name("jfr-alloc").start(() -> HotMethods.allocate(1000)));
+    assertTrue(trace.samples.isEmpty(), "no stack samples without the samples group");
+    String allocating = HotMethods.class.getName() + ".allocate";
+    List<DecodedSamples.EventStack> mine = trace.eventStacks.stream()
+        .filter(x -> x.name().equals("Allocation sample") && x.leaf().equals(allocating)).toList();
+    assertTrue(mine.size() >= 5, "allocation samples in " + allocating + ": " + mine.size() + " of "
+        + trace.eventStacks.size() + ": " + trace.eventStacks.stream().map(x -> x.leaf()).distinct().toList());
+  }
+
+  @Test
   void noSamplesGroupNoSamples() throws Exception {
     long[] tid = new long[1];
     DecodedSamples trace = record("groups=default,-samples", 0, "jfr-unsampled", 0, 500, tid);
