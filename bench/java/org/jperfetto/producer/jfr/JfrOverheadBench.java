@@ -120,7 +120,14 @@ public class JfrOverheadBench {
     }
   }
 
-  /** Pure computation on one thread (a sampled thread running JIT-compiled Java), no allocation. */
+  /**
+   * Pure computation on one thread (a sampled thread running JIT-compiled Java), no allocation. Its
+   * thread's CPU time over each iteration (from /proc/thread-self/schedstat, read by the iteration's
+   * set-up and tear-down, which run on the benchmark thread) is printed per op ("cpu us/op"): on a
+   * loaded machine the wall time per op mostly says how often the thread was scheduled out, while
+   * the thread's CPU time still holds what sampling costs it (on JDK 25 the sampled thread walks its
+   * own stack).
+   */
   @Benchmark
   public long cpuBound() {
     long x = shared | 1;
@@ -129,7 +136,30 @@ public class JfrOverheadBench {
       x ^= x >>> 7;
       x ^= x << 17;
     }
+    cpuOps++;
     return x;
+  }
+
+  private long cpuAtStart;
+  private long cpuOps;
+
+  @Setup(Level.Iteration)
+  public void resetCpu() throws java.io.IOException {
+    cpuAtStart = threadCpuNanos();
+    cpuOps = 0;
+  }
+
+  @TearDown(Level.Iteration)
+  public void printCpu() throws java.io.IOException {
+    if (cpuOps > 0) {
+      System.out.printf("[cpu us/op: %.1f over %d ops]%n", (threadCpuNanos() - cpuAtStart) / 1e3 / cpuOps, cpuOps);
+    }
+  }
+
+  /** The calling thread's time on a CPU so far (the first field of its schedstat). */
+  private static long threadCpuNanos() throws java.io.IOException {
+    String s = Files.readString(Path.of("/proc/thread-self/schedstat"));
+    return Long.parseLong(s.substring(0, s.indexOf(' ')));
   }
 
   /** Two threads take turns on one monitor around a little work. */

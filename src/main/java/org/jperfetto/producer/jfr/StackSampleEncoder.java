@@ -55,8 +55,8 @@ import org.jperfetto.protos.TrackDescriptor;
  * <p>Steady state allocates nothing: a stack JFR hands over again (the same RecordedStackTrace, as
  * JFR keeps one per distinct stack in a recording chunk) is one identity lookup to its callstack
  * iid. New stacks, frames and names are interned by content (allocating); the state starts afresh
- * when the writer changes, the instance's incremental state is cleared, or the writer lost packets
- * (and the next one may land).
+ * when the writer changes, the instance's incremental state is cleared, the writer lost packets
+ * (and the next one may land), or {@link #MAX_INTERNED_CALLSTACKS} callstacks were interned.
  *
  * <p>One encoder per sequence, used by one thread (the recording stream's).
  */
@@ -66,7 +66,12 @@ public final class StackSampleEncoder {
   /** Name of the root frame of a callstack missing its outer frames. */
   public static final String TRUNCATED_FRAME = "[truncated]";
   /** Distinct RecordedStackTrace objects remembered by identity before the cache starts over. */
-  static final int MAX_REMEMBERED_STACKS = 1 << 14;
+  static final int MAX_REMEMBERED_STACKS = 1 << 12;
+  /**
+   * Callstacks interned on one sequence state before it starts afresh: bounds the tables (and the
+   * reader's) in a long session without incremental state clears.
+   */
+  static final int MAX_INTERNED_CALLSTACKS = 1 << 16;
 
   private static final int CLOCK_MONOTONIC = BuiltinClock.BUILTIN_CLOCK_MONOTONIC_VALUE;
   private static final int CLEARED = TracePacket.SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED_VALUE;
@@ -163,7 +168,8 @@ public final class StackSampleEncoder {
   }
 
   private void ensureState(TraceWriter w, int generationNow, long traceNanos) {
-    if (w != writer || generationNow != generation || (w.lossUnacknowledged() && w.nextPacketMayLand())) {
+    if (w != writer || generationNow != generation || (w.lossUnacknowledged() && w.nextPacketMayLand())
+        || callstacks.size() >= MAX_INTERNED_CALLSTACKS) {
       reset(w, generationNow, traceNanos);
     }
   }
