@@ -39,6 +39,7 @@ class StackSamplesIT {
   static final String HOT = HotMethods.class.getName() + ".spin";
 
   @TempDir Path dir;
+  JfrServiceFixture fixture;
   ServiceHost host;
   TracingProducer producer;
   TracingConsumer consumer;
@@ -51,20 +52,16 @@ class StackSamplesIT {
 
   @BeforeEach
   void start() throws Exception {
-    String p = dir.resolve("p.sock").toString();
-    String c = dir.resolve("c.sock").toString();
-    host = ServiceHost.start(ServiceHost.Options.of(p, c));
-    producer = TracingProducer.builder("samples-it").socketPath(p).start();
-    ds = JfrDataSource.register(producer);
-    assertTrue(producer.awaitConnected(Duration.ofSeconds(10)));
-    consumer = TracingConsumer.connect(c);
+    fixture = JfrServiceFixture.start(dir, "samples-it");
+    host = fixture.host;
+    producer = fixture.producer;
+    ds = fixture.ds;
+    consumer = fixture.consumer;
   }
 
   @AfterEach
   void stop() {
-    consumer.close();
-    producer.close();
-    host.close();
+    fixture.close();
   }
 
   /** Records legacyConfig while a thread called name spins for millis at the given call depth. */
