@@ -111,7 +111,7 @@ public class StackSampleBench {
   public boolean sample() {
     int i = next;
     next = i + 1 == stacks.length ? 0 : i + 1;
-    boolean written = encoder.write(timestamp += 20_000_000, threads[i], stacks[i], writer, 0);
+    boolean written = encoder.write(timestamp += 20_000_000, threads[i], stacks[i], false, writer, 0);
     writer.finishTracePacket();
     return written;
   }

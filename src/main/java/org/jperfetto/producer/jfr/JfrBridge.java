@@ -61,6 +61,7 @@ public final class JfrBridge {
   private long sampleNanos;
   private RecordedThread sampleThread;
   private RecordedStackTrace sampleStack;
+  private boolean sampleInNative;
   private final DataSource.TraceFunction<JfrBridge> writeSample = this::writeSample;
   private volatile long samplesWritten;
   private Thread starter;
@@ -374,6 +375,7 @@ public final class JfrBridge {
     RecordedThread t = e.hasField("sampledThread") ? e.getThread("sampledThread") : e.getThread();
     sampleThread = t;
     sampleStack = e.getStackTrace();
+    sampleInNative = e.getEventType().getName().equals("jdk.NativeMethodSample");
     sampleNanos = clock.toTrace(JfrEventMapper.epochNanos(e.getStartTime()));
     dataSource.trace(writeSample);
     sampleThread = null;
@@ -386,7 +388,7 @@ public final class JfrBridge {
     }
     lastWriter = ctx.writer();
     int generation = instance.incrementalStateGeneration();
-    if (sampleEncoder.write(sampleNanos, sampleThread, sampleStack, ctx.writer(), generation)) {
+    if (sampleEncoder.write(sampleNanos, sampleThread, sampleStack, sampleInNative, ctx.writer(), generation)) {
       samplesWritten++;
     }
   }

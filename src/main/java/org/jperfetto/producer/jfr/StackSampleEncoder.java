@@ -63,6 +63,11 @@ import org.jperfetto.protos.TrackDescriptor;
 public final class StackSampleEncoder {
   /** The profiler name samples carry (StackSampleDefaults.source): the data source's name. */
   public static final String SOURCE = JfrDataSource.NAME;
+  /**
+   * Name of the leaf frame added to a native method sample whose innermost Java frame is not a
+   * native method (e.g. an FFM downcall's stub): the thread is in native code below it.
+   */
+  public static final String NATIVE_FRAME = "[native code]";
   /** Name of the root frame of a callstack missing its outer frames. */
   public static final String TRUNCATED_FRAME = "[truncated]";
   /** Distinct RecordedStackTrace objects remembered by identity before the cache starts over. */
@@ -86,6 +91,7 @@ public final class StackSampleEncoder {
   private int generation;
   private long resets;
   private final IdentityHashMap<RecordedStackTrace, Long> stacksSeen = new IdentityHashMap<>();
+  private final IdentityHashMap<RecordedStackTrace, Long> nativeStacksSeen = new IdentityHashMap<>();
   private final IdentityHashMap<RecordedThread, Boolean> threadsSeen = new IdentityHashMap<>();
   private final Set<Long> threadsDescribed = new HashSet<>();
   private final Map<CallstackKey, Long> callstacks = new HashMap<>();
@@ -99,7 +105,7 @@ public final class StackSampleEncoder {
   private final List<NewString> newMappingPaths = new ArrayList<>();
   private final List<FrameKey> newFrames = new ArrayList<>();
   private final List<CallstackKey> newCallstacks = new ArrayList<>();
-  private long[] scratch = new long[JfrConfig.MAX_STACK_DEPTH + 1];
+  private long[] scratch = new long[JfrConfig.MAX_STACK_DEPTH + 2];
 
   private long samples;
   private long stackHits;
@@ -119,11 +125,12 @@ public final class StackSampleEncoder {
 
   /**
    * Writes one sample taken at traceNanos (CLOCK_MONOTONIC) on thread, with stack (JFR's, leaf
-   * first), into writer, whose instance is at incremental state generation. A sample without a
-   * thread with an OS tid or without a stack is skipped; returns whether it was written.
+   * first), into writer, whose instance is at incremental state generation; inNative: JFR's native
+   * method sampler took it (the thread is in native code, see {@link #NATIVE_FRAME}). A sample
+   * without a thread with an OS tid or without a stack is skipped; returns whether it was written.
    */
-  public boolean write(long traceNanos, RecordedThread thread, RecordedStackTrace stack, TraceWriter w,
-      int generationNow) {
+  public boolean write(long traceNanos, RecordedThread thread, RecordedStackTrace stack, boolean inNative,
+      TraceWriter w, int generationNow) {
     if (thread == null || stack == null || thread.getOSThreadId() <= 0) {
       return false;
     }
@@ -132,7 +139,7 @@ public final class StackSampleEncoder {
     if (!threadsSeen.containsKey(thread)) {
       describeThread(thread, tid, traceNanos);
     }
-    long callstack = callstackIid(stack);
+    long callstack = callstackIid(stack, inNative);
 
     ProtoWriter p = w.newTracePacket();
     p.appendVarInt(TracePacket.TIMESTAMP_FIELD_NUMBER, traceNanos);
@@ -157,7 +164,7 @@ public final class StackSampleEncoder {
    */
   public long callstack(RecordedStackTrace stack, long traceNanos, TraceWriter w, int generationNow) {
     ensureState(w, generationNow, traceNanos);
-    return callstackIid(stack);
+    return callstackIid(stack, false);
   }
 
   /** Writes into packet p the interned entries interned since the last packet that carried them. */
@@ -200,6 +207,7 @@ public final class StackSampleEncoder {
     generation = generationNow;
     resets++;
     stacksSeen.clear();
+    nativeStacksSeen.clear();
     threadsSeen.clear();
     threadsDescribed.clear();
     callstacks.clear();
@@ -263,8 +271,9 @@ public final class StackSampleEncoder {
     return h == 0 ? 1 : h;
   }
 
-  private long callstackIid(RecordedStackTrace stack) {
-    Long known = stacksSeen.get(stack);
+  private long callstackIid(RecordedStackTrace stack, boolean inNative) {
+    IdentityHashMap<RecordedStackTrace, Long> seen = inNative ? nativeStacksSeen : stacksSeen;
+    Long known = seen.get(stack);
     if (known != null) {
       stackHits++;
       return known;
@@ -279,6 +288,9 @@ public final class StackSampleEncoder {
     for (int i = kept - 1; i >= 0; i--) {
       scratch[n++] = frameIid(frameKey(jfrFrames.get(i)));
     }
+    if (inNative && (kept == 0 || !"Native".equals(jfrFrames.get(0).getType()))) {
+      scratch[n++] = frameIid(new FrameKey(NATIVE_FRAME, null, 0, 0, "Native"));
+    }
     CallstackKey key = new CallstackKey(Arrays.copyOf(scratch, n));
     Long iid = callstacks.get(key);
     if (iid == null) {
@@ -287,10 +299,10 @@ public final class StackSampleEncoder {
       callstacks.put(key, iid);
       newCallstacks.add(key);
     }
-    if (stacksSeen.size() >= MAX_REMEMBERED_STACKS) {
-      stacksSeen.clear();
+    if (seen.size() >= MAX_REMEMBERED_STACKS) {
+      seen.clear();
     }
-    stacksSeen.put(stack, iid);
+    seen.put(stack, iid);
     return iid;
   }
 

@@ -194,8 +194,12 @@ class StackSamplesIT {
     }));
     List<DecodedSamples.Sample> mine = trace.on(tid[0]);
     assertTrue(mine.size() >= 5, "native method samples on jfr-native: " + mine.size());
+    // The leaf is the native method (a JNI one here), or the mark where JFR's innermost frame is not one.
     long nativeLeaf = mine.stream().filter(x -> "KIND_NATIVE".equals(x.frames().get(x.frames().size() - 1).kind()))
         .count();
+    assertTrue(mine.stream().allMatch(x -> x.frames().stream().noneMatch(
+        f -> f.function().equals(StackSampleEncoder.NATIVE_FRAME)) || x.leaf().equals(StackSampleEncoder.NATIVE_FRAME)),
+        "the native mark is only ever the leaf");
     assertTrue(nativeLeaf >= 0.8 * mine.size(), "native leaves: " + nativeLeaf + " of " + mine.size() + ": "
         + mine.get(0).frames());
   }
