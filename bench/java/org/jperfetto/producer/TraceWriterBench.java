@@ -1,11 +1,7 @@
 package org.jperfetto.producer;
 
 import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
-import org.jperfetto.abi.ChunkReadResult;
-import org.jperfetto.abi.SharedMemoryAbi;
-import org.jperfetto.abi.UntrustedChunkReader;
 import org.jperfetto.producer.proto.ProtoWriter;
 import org.jperfetto.protos.DataSourceConfig;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -38,26 +34,6 @@ public class TraceWriterBench {
   private static final int TIMESTAMP = 8;
   private static final int FOR_TESTING = 900;
 
-  /** The fake service: takes each batch and frees its chunks, no protobuf involved. */
-  private static final class DrainingSink implements SharedMemoryArbiter.CommitSink {
-    SharedMemoryArbiter arbiter;
-    UntrustedChunkReader reader;
-    CommitBatch spare = new CommitBatch();
-    long chunks;
-
-    @Override
-    public void commitPending() {
-      CommitBatch batch = arbiter.drainTo(spare);
-      for (int i = 0; i < batch.moves; i++) {
-        if (reader.acquireCommitted(batch.movePage[i], batch.moveChunk[i]) == ChunkReadResult.OK) {
-          reader.releaseAsFree();
-          chunks++;
-        }
-      }
-      spare = batch;
-    }
-  }
-
   private Arena arena;
   private DrainingSink sink;
   private TraceWriter writer;
@@ -69,11 +45,7 @@ public class TraceWriterBench {
   @Setup(Level.Trial)
   public void setUp() {
     arena = Arena.ofShared();
-    MemorySegment smb = arena.allocate(256 * 1024, 4096);
-    sink = new DrainingSink();
-    SharedMemoryAbi abi = new SharedMemoryAbi(smb, 4096);
-    sink.arbiter = new SharedMemoryArbiter(abi, sink);
-    sink.reader = new UntrustedChunkReader(new SharedMemoryAbi(smb, 4096));
+    sink = DrainingSink.over(arena.allocate(256 * 1024, 4096), 4096);
     writer = TraceWriter.create(sink.arbiter, 1, BufferExhaustedPolicy.STALL);
     enabled = DataSource.named("bench.enabled");
     DataSourceInstance<Void> instance = new DataSourceInstance<>(1, 0,

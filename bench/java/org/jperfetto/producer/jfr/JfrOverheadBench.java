@@ -28,10 +28,12 @@ import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.Blackhole;
 
 /**
- * What the jvm.jfr data source costs an app: an allocation-heavy and a lock-heavy workload with no
- * tracing ({@code none}), with a JFR RecordingStream of the same settings whose events are dropped
- * ({@code jfr}), and with the bridge writing them into jtraced through a session ({@code bridge}).
- * The workloads allocate by design; compare ns/op between modes.
+ * What the jvm.jfr data source costs an app: an allocation-heavy, a lock-heavy and a CPU-bound
+ * workload with no tracing ({@code none}), with a JFR RecordingStream of the same settings whose
+ * events are dropped ({@code jfr}), with the bridge writing them into jtraced through a session
+ * ({@code bridge}, Java stack samples on at JFR's default 20 ms), and the same without the stack
+ * samples ({@code bridgeNoSamples}). The first two workloads allocate by design; compare ns/op
+ * between modes. The stack samples' cost is cpuBound's bridge against bridgeNoSamples.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -42,8 +44,10 @@ import org.openjdk.jmh.infra.Blackhole;
 public class JfrOverheadBench {
   /** The default groups, with locks at 1 ms so that the lock workload does produce events. */
   static final String CONFIG = "groups=default lock_threshold=1ms";
+  /** The same without the samples group. */
+  static final String CONFIG_NO_SAMPLES = "groups=default,-samples lock_threshold=1ms";
 
-  @Param({"none", "jfr", "bridge"})
+  @Param({"none", "jfr", "bridge", "bridgeNoSamples"})
   public String mode;
 
   private RecordingStream stream;
@@ -65,7 +69,8 @@ public class JfrOverheadBench {
         stream.onEvent(e -> sink = e);
         stream.startAsync();
       }
-      case "bridge" -> {
+      case "bridge", "bridgeNoSamples" -> {
+        String config = mode.equals("bridge") ? CONFIG : CONFIG_NO_SAMPLES;
         dir = Files.createTempDirectory("jfr-bench");
         String p = dir.resolve("p.sock").toString();
         String c = dir.resolve("c.sock").toString();
@@ -80,7 +85,7 @@ public class JfrOverheadBench {
             .addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb(64 * 1024)
                 .setFillPolicy(TraceConfig.BufferConfig.FillPolicy.RING_BUFFER))
             .addDataSources(TraceConfig.DataSource.newBuilder().setConfig(
-                DataSourceConfig.newBuilder().setName(JfrDataSource.NAME).setLegacyConfig(CONFIG)))
+                DataSourceConfig.newBuilder().setName(JfrDataSource.NAME).setLegacyConfig(config)))
             .build());
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!ds.isEnabled() && System.nanoTime() < deadline) {
@@ -113,6 +118,48 @@ public class JfrOverheadBench {
     for (int i = 0; i < 1000; i++) {
       bh.consume(new byte[64]);
     }
+  }
+
+  /**
+   * Pure computation on one thread (a sampled thread running JIT-compiled Java), no allocation. Its
+   * thread's CPU time over each iteration (from /proc/thread-self/schedstat, read by the iteration's
+   * set-up and tear-down, which run on the benchmark thread) is printed per op ("cpu us/op"): on a
+   * loaded machine the wall time per op mostly says how often the thread was scheduled out, while
+   * the thread's CPU time still holds what sampling costs it (on JDK 25 the sampled thread walks its
+   * own stack).
+   */
+  @Benchmark
+  public long cpuBound() {
+    long x = shared | 1;
+    for (int i = 0; i < 100_000; i++) {
+      x ^= x << 13;
+      x ^= x >>> 7;
+      x ^= x << 17;
+    }
+    cpuOps++;
+    return x;
+  }
+
+  private long cpuAtStart;
+  private long cpuOps;
+
+  @Setup(Level.Iteration)
+  public void resetCpu() throws java.io.IOException {
+    cpuAtStart = threadCpuNanos();
+    cpuOps = 0;
+  }
+
+  @TearDown(Level.Iteration)
+  public void printCpu() throws java.io.IOException {
+    if (cpuOps > 0) {
+      System.out.printf("[cpu us/op: %.1f over %d ops]%n", (threadCpuNanos() - cpuAtStart) / 1e3 / cpuOps, cpuOps);
+    }
+  }
+
+  /** The calling thread's time on a CPU so far (the first field of its schedstat). */
+  private static long threadCpuNanos() throws java.io.IOException {
+    String s = Files.readString(Path.of("/proc/thread-self/schedstat"));
+    return Long.parseLong(s.substring(0, s.indexOf(' ')));
   }
 
   /** Two threads take turns on one monitor around a little work. */

@@ -22,6 +22,10 @@ class AgentOptionsTest {
     assertEquals(0, o.smbKb());
     assertTrue(o.jfr());
     assertEquals("", o.jfrConfig(), "jvm.jfr's own defaults");
+    assertTrue(org.jperfetto.producer.jfr.JfrConfig.parse(o.jfrConfig()).has(
+        org.jperfetto.producer.jfr.EventGroup.SAMPLES), "an agent's jvm.jfr takes Java stack samples by default");
+    assertTrue(org.jperfetto.producer.jfr.JfrConfig.parse(AgentOptions.parse("jfr=gc+samples").jfrConfig()).has(
+        org.jperfetto.producer.jfr.EventGroup.SAMPLES), "and when its groups name them");
     assertEquals(List.of(), o.methods());
     assertEquals(o, AgentOptions.parse(" "));
   }

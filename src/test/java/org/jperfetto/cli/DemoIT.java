@@ -83,6 +83,7 @@ class DemoIT {
     assertTrue(t.threadNames().containsAll(THREADS), t.threadNames().toString());
     assertWorkloadShape(t);
     assertJvmEvents(t, before, after);
+    assertWorkersHotMethodsSampled(new org.jperfetto.producer.jfr.DecodedSamples(trace.getPacketList()));
     // trace_provenance lists every sequence that wrote events into the buffer, as upstream's does.
     java.util.Set<Integer> listed = trace.getPacketList().stream().filter(TracePacket::hasTraceProvenance)
         .flatMap(p -> p.getTraceProvenance().getBuffersList().stream())
@@ -189,6 +190,20 @@ class DemoIT {
     List<DemoTrace.Event> heap = t.onTrack("JVM heap used");
     assertFalse(heap.isEmpty(), "heap counter values");
     assertTrue(heap.stream().allMatch(e -> e.type() == Type.TYPE_COUNTER && e.raw().getCounterValue() > 0));
+  }
+
+  /**
+   * jvm.jfr's Java stack samples show where the pipeline's threads spend their CPU: samples on the
+   * client, worker or writer threads running the workload's code. (Only a few a second: the threads
+   * mostly wait, and JFR samples a thread only while it runs Java code.)
+   */
+  private static void assertWorkersHotMethodsSampled(org.jperfetto.producer.jfr.DecodedSamples s) {
+    String workload = DemoWorkload.class.getName() + ".";
+    var pipeline = s.samples.stream().filter(x -> THREADS.stream().anyMatch(
+        name -> s.threadNames.getOrDefault(x.tid(), "").startsWith(name))).toList();
+    assertTrue(pipeline.stream().anyMatch(x -> x.frames().stream().anyMatch(f -> f.function().startsWith(workload))),
+        "a sample of the pipeline's threads in the workload's code, of " + s.samples.size() + " samples: "
+        + pipeline.stream().map(x -> x.leaf()).distinct().toList());
   }
 
   /**

@@ -29,6 +29,12 @@ public enum EventGroup {
   THREADS("threads", true, List.of("jdk.ThreadStart", "jdk.ThreadEnd", "jdk.JavaThreadStatistics")),
   /** Virtual threads pinned to their carrier (above a threshold) and failed submits. */
   VTHREADS("vthreads", true, List.of("jdk.VirtualThreadPinned", "jdk.VirtualThreadSubmitFailed")),
+  /**
+   * Java stack samples on the thread's timeline: by default JFR's execution and native method
+   * samplers (the event types listed here); the config's {@code sampler} may choose JFR's CPU-time
+   * sampler instead (see {@link JfrConfig.Sampler}).
+   */
+  SAMPLES("samples", true, List.of("jdk.ExecutionSample", "jdk.NativeMethodSample", "jdk.CPUTimeSample")),
   /** Class loads above a threshold and the loaded class count; off by default as in JFR's default. */
   CLASSLOADING("classloading", false, List.of("jdk.ClassLoad", "jdk.ClassLoadingStatistics"));
 

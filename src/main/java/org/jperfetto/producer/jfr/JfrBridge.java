@@ -10,6 +10,8 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordedStackTrace;
+import jdk.jfr.consumer.RecordedThread;
 import jdk.jfr.consumer.RecordingStream;
 import org.jperfetto.producer.DataSource;
 import org.jperfetto.producer.DataSourceHandler;
@@ -36,6 +38,10 @@ public final class JfrBridge {
   static final int MAX_PENDING = 100_000;
 
   private static final java.util.concurrent.atomic.AtomicLong IDS = new java.util.concurrent.atomic.AtomicLong();
+  private static final java.util.concurrent.atomic.AtomicBoolean SAID_NO_CPU_SAMPLER =
+      new java.util.concurrent.atomic.AtomicBoolean();
+  private static final java.util.concurrent.atomic.AtomicBoolean SAID_NO_SAMPLES =
+      new java.util.concurrent.atomic.AtomicBoolean();
 
   private final long id = IDS.incrementAndGet();
   private final JfrConfig config;
@@ -45,6 +51,19 @@ public final class JfrBridge {
   private final JvmTrackEncoder encoder;
   private final JfrClock clock = new JfrClock();
   private final List<JvmEvent> pending = new ArrayList<>();
+  /** Stack samples held, like {@link #pending}, until the clock is calibrated. */
+  private final List<RecordedEvent> pendingSamples = new ArrayList<>();
+  /** Writes the stack samples; null when the config or this JVM has none. Set before the stream starts. */
+  private StackSampleEncoder sampleEncoder;
+  /** Whether the samples group is on (the encoder may exist for allocation stacks alone). */
+  private boolean samplesOn;
+  // The sample being written: fields, not captured, so that writing one allocates nothing.
+  private long sampleNanos;
+  private RecordedThread sampleThread;
+  private RecordedStackTrace sampleStack;
+  private boolean sampleInNative;
+  private final DataSource.TraceFunction<JfrBridge> writeSample = this::writeSample;
+  private volatile long samplesWritten;
   private Thread starter;
   private RecordingStream stream;
   private boolean stopping;
@@ -88,6 +107,16 @@ public final class JfrBridge {
     return eventsWritten;
   }
 
+  /** Java stack samples written. */
+  public long samplesWritten() {
+    return samplesWritten;
+  }
+
+  /** The stack sample encoder of the running stream (null before it started, or without samples). */
+  StackSampleEncoder sampleEncoder() {
+    return sampleEncoder;
+  }
+
   /** JvmEvents lost (mapped before the clock was calibrated and over {@link #MAX_PENDING}). */
   public long eventsDropped() {
     return eventsDropped;
@@ -114,8 +143,16 @@ public final class JfrBridge {
   private void startStream() {
     RecordingStream rs;
     try {
+      JfrConfig effective = withAvailableSampler(config);
+      boolean allocationStacks = effective.has(EventGroup.ALLOCATION) && effective.stackDepth() > 0;
+      samplesOn = effective.has(EventGroup.SAMPLES);
+      if (effective.has(EventGroup.SAMPLES) || allocationStacks) {
+        JfrConfig.Sampling sampling = effective.sampling();
+        sampleEncoder = new StackSampleEncoder((int) ProcessHandle.current().pid(), sampling.depth(),
+            effective.has(EventGroup.SAMPLES) && sampling.sampler() == JfrConfig.Sampler.CPU);
+      }
       rs = new RecordingStream();
-      rs.setSettings(config.settings());
+      rs.setSettings(effective.settings());
       rs.enable(ClockMark.class).withThreshold(Duration.ZERO).withoutStackTrace();
       rs.onEvent(this::onEvent);
       rs.onFlush(this::onStreamFlush);
@@ -135,6 +172,38 @@ public final class JfrBridge {
     ClockMark.emit(id, nextMark());
     LOG.log(Level.DEBUG, () -> "jvm.jfr: recording started for " + instance + " with "
         + config.settings().size() + " settings");
+  }
+
+  /**
+   * config with the sampler this JVM has: the CPU-time sampler only where JFR offers it (else the
+   * wall-clock one), and no samples group at all when JFR has no execution sampler (said once).
+   */
+  static JfrConfig withAvailableSampler(JfrConfig config) {
+    if (!config.has(EventGroup.SAMPLES)) {
+      return config;
+    }
+    java.util.Set<String> types = new java.util.HashSet<>();
+    for (jdk.jfr.EventType t : jdk.jfr.FlightRecorder.getFlightRecorder().getEventTypes()) {
+      types.add(t.getName());
+    }
+    JfrConfig c = config;
+    if (c.sampling().sampler() == JfrConfig.Sampler.CPU && !types.containsAll(JfrConfig.Sampler.CPU.eventTypes())) {
+      if (!SAID_NO_CPU_SAMPLER.getAndSet(true)) {
+        LOG.log(Level.INFO, "jvm.jfr: this JVM has no CPU-time sampler (jdk.CPUTimeSample: JDK 25+ on Linux);"
+            + " Java stack samples by wall clock instead");
+      }
+      c = c.withSampling(c.sampling().withSampler(JfrConfig.Sampler.WALL));
+    }
+    if (!types.containsAll(c.sampling().sampler().eventTypes())) {
+      if (!SAID_NO_SAMPLES.getAndSet(true)) {
+        LOG.log(Level.WARNING, "jvm.jfr: Java stack samples unavailable: this JVM's JFR has no "
+            + c.sampling().sampler().eventTypes() + "; recording the other events");
+      }
+      java.util.EnumSet<EventGroup> groups = java.util.EnumSet.copyOf(c.groups());
+      groups.remove(EventGroup.SAMPLES);
+      c = c.withGroups(groups);
+    }
+    return c;
   }
 
   /**
@@ -242,7 +311,15 @@ public final class JfrBridge {
   }
 
   private void handle(RecordedEvent e) {
-    if (e.getEventType().getName().equals(ClockMark.NAME)) {
+    String type = e.getEventType().getName();
+    switch (type) {
+      case "jdk.ExecutionSample", "jdk.NativeMethodSample", "jdk.CPUTimeSample" -> {
+        sample(e);
+        return;
+      }
+      default -> { }
+    }
+    if (type.equals(ClockMark.NAME)) {
       clock.mark(JfrEventMapper.epochNanos(e.getStartTime()), e.getLong("monotonicBefore"),
           e.getLong("monotonicAfter"));
       if (e.getLong("bridge") == id) {
@@ -254,7 +331,12 @@ public final class JfrBridge {
       if (!pending.isEmpty()) {
         List<JvmEvent> held = new ArrayList<>(pending);
         pending.clear();
-        write(held);
+        write(held, null);
+      }
+      if (!pendingSamples.isEmpty()) {
+        List<RecordedEvent> held = new ArrayList<>(pendingSamples);
+        pendingSamples.clear();
+        held.forEach(this::sample);
       }
       return;
     }
@@ -270,10 +352,48 @@ public final class JfrBridge {
       }
       return;
     }
-    write(mapped);
+    // An allocation sample's stack goes in as an interned callstack too (the UI's flame graph of
+    // an area of the Allocation lane), through the stack samples' interning.
+    boolean allocation = type.equals("jdk.ObjectAllocationSample");
+    write(mapped, allocation && sampleEncoder != null ? e.getStackTrace() : null);
   }
 
-  private void write(List<JvmEvent> events) {
+  private void sample(RecordedEvent e) {
+    if (sampleEncoder == null || !samplesOn) {
+      return;
+    }
+    if (!clock.isCalibrated()) {
+      if (pending.size() + pendingSamples.size() >= MAX_PENDING) {
+        eventsDropped++;
+      } else {
+        pendingSamples.add(e);
+      }
+      return;
+    }
+    // The execution and native samplers name the sampled thread; the CPU-time sampler's event
+    // thread is the sampled one.
+    RecordedThread t = e.hasField("sampledThread") ? e.getThread("sampledThread") : e.getThread();
+    sampleThread = t;
+    sampleStack = e.getStackTrace();
+    sampleInNative = e.getEventType().getName().equals("jdk.NativeMethodSample");
+    sampleNanos = clock.toTrace(JfrEventMapper.epochNanos(e.getStartTime()));
+    dataSource.trace(writeSample);
+    sampleThread = null;
+    sampleStack = null;
+  }
+
+  private void writeSample(org.jperfetto.producer.TraceContext<JfrBridge> ctx) {
+    if (ctx.instance() != instance) {
+      return;
+    }
+    lastWriter = ctx.writer();
+    int generation = instance.incrementalStateGeneration();
+    if (sampleEncoder.write(sampleNanos, sampleThread, sampleStack, sampleInNative, ctx.writer(), generation)) {
+      samplesWritten++;
+    }
+  }
+
+  private void write(List<JvmEvent> events, RecordedStackTrace stack) {
     dataSource.trace(ctx -> {
       if (ctx.instance() != instance) {
         return;
@@ -285,7 +405,12 @@ public final class JfrBridge {
         encoder.clearIncrementalState();
       }
       for (JvmEvent ev : events) {
-        encoder.write(ev, clock, ctx::newTracePacket);
+        if (stack != null && ev instanceof JvmEvent.Instant) {
+          long iid = sampleEncoder.callstack(stack, clock.toTrace(ev.epochNanos()), ctx.writer(), generation);
+          encoder.write(ev, clock, ctx::newTracePacket, iid, sampleEncoder::writeInterned);
+        } else {
+          encoder.write(ev, clock, ctx::newTracePacket);
+        }
       }
     });
     eventsWritten += events.size();

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.Collections;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
@@ -28,11 +29,14 @@ import java.util.stream.Collectors;
  * {@code jit_threshold}, {@code pinned_threshold}, {@code classload_threshold} (durations with a
  * unit: ns, us, ms, s), {@code period} (counters' sampling period, at least 10ms),
  * {@code allocation_throttle} (samples per time, e.g. {@code 150/s}) and {@code stack_depth}
- * (0..64 frames kept per event, 0 for none). Anything else is refused by {@link #parse}.
+ * (0..64 frames kept per event, 0 for none); for the {@code samples} group {@code sample_period}
+ * (default 20ms, at least 1ms), {@code sample_depth} (1..64 frames a stack sample keeps, default 64)
+ * and {@code sampler} ({@code wall}, the default, or {@code cpu}; see {@link Sampler}). Anything else
+ * is refused by {@link #parse}.
  */
 public record JfrConfig(Set<EventGroup> groups, Duration lockThreshold, Duration safepointThreshold,
     Duration jitThreshold, Duration pinnedThreshold, Duration classLoadThreshold, Duration period,
-    String allocationThrottle, int stackDepth) {
+    String allocationThrottle, int stackDepth, Sampling sampling) {
 
   /** Most frames an event keeps. */
   public static final int MAX_STACK_DEPTH = 64;
@@ -42,7 +46,7 @@ public record JfrConfig(Set<EventGroup> groups, Duration lockThreshold, Duration
   /** JFR's "default" settings where it has them; JIT at 10 ms so a trace shows the slow ones. */
   public static final JfrConfig DEFAULT = new JfrConfig(defaultGroups(), Duration.ofMillis(20),
       Duration.ofMillis(10), Duration.ofMillis(10), Duration.ofMillis(20), Duration.ofMillis(1),
-      Duration.ofSeconds(1), "150/s", 8);
+      Duration.ofSeconds(1), "150/s", 8, Sampling.DEFAULT);
 
   private static final Pattern DURATION = Pattern.compile("(\\d+)(ns|us|ms|s)?");
   private static final Pattern THROTTLE = Pattern.compile("(\\d+)/(ns|us|ms|s|m|h|d)");
@@ -83,25 +87,38 @@ public record JfrConfig(Set<EventGroup> groups, Duration lockThreshold, Duration
       c = switch (key) {
         case "groups" -> c.withGroups(parseGroups(value));
         case "lock_threshold" -> new JfrConfig(c.groups, threshold(key, value), c.safepointThreshold,
-            c.jitThreshold, c.pinnedThreshold, c.classLoadThreshold, c.period, c.allocationThrottle, c.stackDepth);
+            c.jitThreshold, c.pinnedThreshold, c.classLoadThreshold, c.period,
+            c.allocationThrottle, c.stackDepth, c.sampling);
         case "safepoint_threshold" -> new JfrConfig(c.groups, c.lockThreshold, threshold(key, value),
-            c.jitThreshold, c.pinnedThreshold, c.classLoadThreshold, c.period, c.allocationThrottle, c.stackDepth);
+            c.jitThreshold, c.pinnedThreshold, c.classLoadThreshold, c.period,
+            c.allocationThrottle, c.stackDepth, c.sampling);
         case "jit_threshold" -> new JfrConfig(c.groups, c.lockThreshold, c.safepointThreshold,
-            threshold(key, value), c.pinnedThreshold, c.classLoadThreshold, c.period, c.allocationThrottle,
-            c.stackDepth);
+            threshold(key, value), c.pinnedThreshold, c.classLoadThreshold, c.period,
+            c.allocationThrottle, c.stackDepth, c.sampling);
         case "pinned_threshold" -> new JfrConfig(c.groups, c.lockThreshold, c.safepointThreshold,
-            c.jitThreshold, threshold(key, value), c.classLoadThreshold, c.period, c.allocationThrottle, c.stackDepth);
+            c.jitThreshold, threshold(key, value), c.classLoadThreshold, c.period,
+            c.allocationThrottle, c.stackDepth, c.sampling);
         case "classload_threshold" -> new JfrConfig(c.groups, c.lockThreshold, c.safepointThreshold,
-            c.jitThreshold, c.pinnedThreshold, threshold(key, value), c.period, c.allocationThrottle, c.stackDepth);
+            c.jitThreshold, c.pinnedThreshold, threshold(key, value), c.period,
+            c.allocationThrottle, c.stackDepth, c.sampling);
         case "period" -> new JfrConfig(c.groups, c.lockThreshold, c.safepointThreshold, c.jitThreshold,
-            c.pinnedThreshold, c.classLoadThreshold, period(value), c.allocationThrottle, c.stackDepth);
+            c.pinnedThreshold, c.classLoadThreshold, period(value),
+            c.allocationThrottle, c.stackDepth, c.sampling);
         case "allocation_throttle" -> new JfrConfig(c.groups, c.lockThreshold, c.safepointThreshold,
-            c.jitThreshold, c.pinnedThreshold, c.classLoadThreshold, c.period, throttle(value), c.stackDepth);
+            c.jitThreshold, c.pinnedThreshold, c.classLoadThreshold, c.period, throttle(value),
+            c.stackDepth, c.sampling);
         case "stack_depth" -> new JfrConfig(c.groups, c.lockThreshold, c.safepointThreshold, c.jitThreshold,
-            c.pinnedThreshold, c.classLoadThreshold, c.period, c.allocationThrottle, stackDepth(value));
+            c.pinnedThreshold, c.classLoadThreshold, c.period, c.allocationThrottle,
+            stackDepth(value), c.sampling);
+        case "sample_period" -> c.withSampling(
+            new Sampling(samplePeriod(value), c.sampling.depth(), c.sampling.sampler()));
+        case "sample_depth" -> c.withSampling(
+            new Sampling(c.sampling.period(), sampleDepth(value), c.sampling.sampler()));
+        case "sampler" -> c.withSampling(c.sampling.withSampler(Sampler.byConfigName(value)));
         default -> throw new IllegalArgumentException("jvm.jfr config: unknown key \"" + key
             + "\" (known: groups, lock_threshold, safepoint_threshold, jit_threshold, pinned_threshold,"
-            + " classload_threshold, period, allocation_throttle, stack_depth)");
+            + " classload_threshold, period, allocation_throttle, stack_depth, sample_period, sample_depth,"
+            + " sampler)");
       };
     }
     return c;
@@ -110,7 +127,13 @@ public record JfrConfig(Set<EventGroup> groups, Duration lockThreshold, Duration
   /** This config with other groups. */
   public JfrConfig withGroups(Set<EventGroup> newGroups) {
     return new JfrConfig(newGroups, lockThreshold, safepointThreshold, jitThreshold, pinnedThreshold,
-        classLoadThreshold, period, allocationThrottle, stackDepth);
+        classLoadThreshold, period, allocationThrottle, stackDepth, sampling);
+  }
+
+  /** This config with other stack sampling settings. */
+  public JfrConfig withSampling(Sampling newSampling) {
+    return new JfrConfig(groups, lockThreshold, safepointThreshold, jitThreshold, pinnedThreshold,
+        classLoadThreshold, period, allocationThrottle, stackDepth, newSampling);
   }
 
   /** Whether the config records group's events. */
@@ -193,15 +216,34 @@ public record JfrConfig(Set<EventGroup> groups, Duration lockThreshold, Duration
     return value;
   }
 
+  private static Duration samplePeriod(String value) {
+    Duration d = threshold("sample_period", value);
+    if (d.compareTo(Sampling.MIN_PERIOD) < 0) {
+      throw new IllegalArgumentException("jvm.jfr config: sample_period=" + value + " is below "
+          + Sampling.MIN_PERIOD.toMillis() + "ms (to turn sampling off: groups=default,-samples)");
+    }
+    return d;
+  }
+
+  private static int sampleDepth(String value) {
+    return depth("sample_depth", value, 1);
+  }
+
   private static int stackDepth(String value) {
+    return depth("stack_depth", value, 0);
+  }
+
+  /** A frame count from min to MAX_STACK_DEPTH. */
+  private static int depth(String key, String value, int min) {
     int n;
     try {
       n = Integer.parseInt(value);
     } catch (NumberFormatException e) {
-      throw new IllegalArgumentException("jvm.jfr config: stack_depth=" + value + " is not a number");
+      throw new IllegalArgumentException("jvm.jfr config: " + key + "=" + value + " is not a number");
     }
-    if (n < 0 || n > MAX_STACK_DEPTH) {
-      throw new IllegalArgumentException("jvm.jfr config: stack_depth=" + value + " is outside 0.." + MAX_STACK_DEPTH);
+    if (n < min || n > MAX_STACK_DEPTH) {
+      throw new IllegalArgumentException("jvm.jfr config: " + key + "=" + value + " is outside " + min + ".."
+          + MAX_STACK_DEPTH);
     }
     return n;
   }
@@ -214,6 +256,10 @@ public record JfrConfig(Set<EventGroup> groups, Duration lockThreshold, Duration
   public Map<String, String> settings() {
     Map<String, String> s = new LinkedHashMap<>();
     for (EventGroup g : groups) {
+      if (g == EventGroup.SAMPLES) {
+        sampling.putSettings(s);
+        continue;
+      }
       for (String type : g.eventTypes()) {
         s.put(type + "#enabled", "true");
         Duration threshold = thresholdOf(type);
@@ -261,5 +307,82 @@ public record JfrConfig(Set<EventGroup> groups, Duration lockThreshold, Duration
           "jdk.VirtualThreadSubmitFailed", "jdk.ClassLoad" -> true;
       default -> false;
     };
+  }
+
+  /** Which JFR sampler takes the Java stack samples of the {@code samples} group. */
+  public enum Sampler {
+    /**
+     * JFR's execution and native method samplers (jdk.ExecutionSample, jdk.NativeMethodSample):
+     * every period, some threads running Java code and some in native code, by wall clock.
+     */
+    WALL("wall", List.of("jdk.ExecutionSample", "jdk.NativeMethodSample")),
+    /**
+     * JFR's CPU-time sampler (jdk.CPUTimeSample, JDK 25+ on Linux, experimental there): a sample per
+     * period of CPU time each thread uses, in Java or native code alike.
+     */
+    CPU("cpu", List.of("jdk.CPUTimeSample"));
+
+    private final String configName;
+    private final List<String> eventTypes;
+
+    Sampler(String configName, List<String> eventTypes) {
+      this.configName = configName;
+      this.eventTypes = eventTypes;
+    }
+
+    /** The name a config uses for it. */
+    public String configName() {
+      return configName;
+    }
+
+    /** The JFR event types it records. */
+    public List<String> eventTypes() {
+      return eventTypes;
+    }
+
+    static Sampler byConfigName(String name) {
+      for (Sampler s : values()) {
+        if (s.configName.equals(name)) {
+          return s;
+        }
+      }
+      throw new IllegalArgumentException("jvm.jfr config: sampler=" + name + " is not wall or cpu");
+    }
+  }
+
+  /**
+   * How the {@code samples} group samples Java stacks: the period (JFR's default, 20 ms), the most
+   * frames a sample keeps (the leaf's end; JFR's default depth, 64) and the sampler.
+   */
+  public record Sampling(Duration period, int depth, Sampler sampler) {
+    /** JFR's default.jfc: 20 ms, 64 frames, the execution (wall-clock) sampler. */
+    public static final Sampling DEFAULT = new Sampling(Duration.ofMillis(20), MAX_STACK_DEPTH, Sampler.WALL);
+    /** Shortest period: JFR's samplers do not sample faster than once a millisecond. */
+    public static final Duration MIN_PERIOD = Duration.ofMillis(1);
+
+    /** This sampling with another sampler. */
+    public Sampling withSampler(Sampler s) {
+      return new Sampling(period, depth, s);
+    }
+
+    void putSettings(Map<String, String> s) {
+      String every = period.toNanos() + " ns";
+      switch (sampler) {
+        case WALL -> {
+          for (String type : Sampler.WALL.eventTypes()) {
+            s.put(type + "#enabled", "true");
+            s.put(type + "#period", every);
+          }
+        }
+        case CPU -> {
+          // The throttle of the CPU-time sampler takes either a rate or a CPU-time period.
+          s.put("jdk.CPUTimeSample#enabled", "true");
+          s.put("jdk.CPUTimeSample#throttle", period.toNanos() / 1000 + "us");
+          s.put("jdk.CPUTimeSample#stackTrace", "true");
+          s.put("jdk.CPUTimeSamplesLost#enabled", "true");
+        }
+        default -> throw new IllegalStateException("sampler " + sampler);
+      }
+    }
   }
 }

@@ -60,7 +60,8 @@ public final class JfrDataSource {
     DataSourceDescriptor descriptor = DataSourceDescriptor.newBuilder()
         .setName(NAME)
         .setWillNotifyOnStop(true)
-        // A clear makes the encoder describe its tracks again (a wrapped ring lost the first ones).
+        // A clear makes the encoder describe its tracks again and start the stack samples' interned
+        // frames afresh, so a ring buffer that overwrote the first ones still decodes.
         .setHandlesIncrementalStateClear(true)
         .build();
     Handler handler = new Handler(defaultConfig);

@@ -57,6 +57,16 @@ public final class JvmTrackEncoder {
 
   /** Writes e (its descriptors first if needed); times go through clock. */
   public void write(JvmEvent e, JfrClock clock, PacketStarter out) {
+    write(e, clock, out, 0, null);
+  }
+
+  /**
+   * Writes e as {@link #write(JvmEvent, JfrClock, PacketStarter)} does; an instant with
+   * callstackIid (not 0) refers to that interned callstack, and its packet gets the interned
+   * entries internedData writes and SEQ_NEEDS_INCREMENTAL_STATE.
+   */
+  public void write(JvmEvent e, JfrClock clock, PacketStarter out, long callstackIid,
+      java.util.function.Consumer<ProtoWriter> internedData) {
     switch (e) {
       case Slice s -> {
         long track = laneTrack(s.lane(), out);
@@ -65,8 +75,17 @@ public final class JvmTrackEncoder {
         event(out, begin + s.durationNanos(), TrackEvent.Type.TYPE_SLICE_END_VALUE, track, null, null,
             List.of(), List.of());
       }
-      case JvmEvent.Instant i -> event(out, clock.toTrace(i.epochNanos()), TrackEvent.Type.TYPE_INSTANT_VALUE,
-          laneTrack(i.lane(), out), i.category(), i.name(), i.args(), i.stack());
+      case JvmEvent.Instant i -> {
+        long track = laneTrack(i.lane(), out);
+        ProtoWriter p = timed(out, clock.toTrace(i.epochNanos()));
+        if (callstackIid != 0) {
+          p.appendVarInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER,
+              TracePacket.SequenceFlags.SEQ_NEEDS_INCREMENTAL_STATE_VALUE);
+          internedData.accept(p);
+        }
+        trackEvent(p, TrackEvent.Type.TYPE_INSTANT_VALUE, track, i.category(), i.name(), i.args(), i.stack(),
+            callstackIid);
+      }
       case Counter c -> {
         long track = counterTrack(c, out);
         ProtoWriter p = timed(out, clock.toTrace(c.epochNanos()));
@@ -101,7 +120,11 @@ public final class JvmTrackEncoder {
 
   private void event(PacketStarter out, long ts, int type, long track, String category, String name,
       List<Arg> args, List<String> stack) {
-    ProtoWriter p = timed(out, ts);
+    trackEvent(timed(out, ts), type, track, category, name, args, stack, 0);
+  }
+
+  private void trackEvent(ProtoWriter p, int type, long track, String category, String name,
+      List<Arg> args, List<String> stack, long callstackIid) {
     p.beginNested(TracePacket.TRACK_EVENT_FIELD_NUMBER);
     p.appendVarInt(TrackEvent.TYPE_FIELD_NUMBER, type);
     p.appendVarInt(TrackEvent.TRACK_UUID_FIELD_NUMBER, track);
@@ -128,6 +151,9 @@ public final class JvmTrackEncoder {
       p.appendString(DebugAnnotation.NAME_FIELD_NUMBER, STACK_ANNOTATION);
       p.appendString(DebugAnnotation.STRING_VALUE_FIELD_NUMBER, String.join("\n", stack));
       p.endNested();
+    }
+    if (callstackIid != 0) {
+      p.appendVarInt(TrackEvent.CALLSTACK_IID_FIELD_NUMBER, callstackIid);
     }
     p.endNested();
   }

@@ -44,6 +44,29 @@ class JfrConfigTest {
   }
 
   @Test
+  void stackSamplesAreOnByDefaultAtJfrsDefaultPeriodAndDepth() {
+    JfrConfig d = JfrConfig.DEFAULT;
+    assertTrue(d.has(EventGroup.SAMPLES));
+    assertEquals(new JfrConfig.Sampling(Duration.ofMillis(20), 64, JfrConfig.Sampler.WALL), d.sampling());
+    Map<String, String> s = d.settings();
+    assertEquals("true", s.get("jdk.ExecutionSample#enabled"));
+    assertEquals("20000000 ns", s.get("jdk.ExecutionSample#period"));
+    assertEquals("20000000 ns", s.get("jdk.NativeMethodSample#period"));
+    assertFalse(s.containsKey("jdk.CPUTimeSample#enabled"), "the CPU-time sampler only when asked for");
+  }
+
+  @Test
+  void parsesTheSamplingKeys() {
+    JfrConfig c = JfrConfig.parse("sample_period=5ms sample_depth=12 sampler=cpu");
+    assertEquals(new JfrConfig.Sampling(Duration.ofMillis(5), 12, JfrConfig.Sampler.CPU), c.sampling());
+    Map<String, String> s = c.settings();
+    assertEquals("true", s.get("jdk.CPUTimeSample#enabled"));
+    assertEquals("5000us", s.get("jdk.CPUTimeSample#throttle"));
+    assertFalse(s.containsKey("jdk.ExecutionSample#enabled"), "one sampler at a time");
+    assertFalse(JfrConfig.parse("groups=default,-samples").settings().containsKey("jdk.ExecutionSample#enabled"));
+  }
+
+  @Test
   void groupsListReplacesTheDefaults() {
     assertEquals(EnumSet.of(EventGroup.GC, EventGroup.LOCKS), JfrConfig.parse("groups=gc,locks").groups());
     assertEquals(EnumSet.allOf(EventGroup.class), JfrConfig.parse("groups=all").groups());
@@ -53,6 +76,10 @@ class JfrConfigTest {
   @CsvSource(delimiter = '|', quoteCharacter = '\'', value = {
       "groups=gc,heapdump | unknown event group \"heapdump\"",
       "groups=-nope | unknown event group \"nope\"",
+      "sample_period=500us | sample_period=500us is below 1ms",
+      "sample_depth=0 | sample_depth=0 is outside 1..64",
+      "sample_depth=65 | sample_depth=65 is outside 1..64",
+      "sampler=async | sampler=async is not wall or cpu",
       "lock_threshold=-5ms | negative threshold lock_threshold=-5ms",
       "jit_threshold=-1 | negative threshold jit_threshold=-1",
       "lock_threshold=5 | lock_threshold=5 is not a duration",

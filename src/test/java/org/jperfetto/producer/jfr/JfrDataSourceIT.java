@@ -33,6 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(60)
 class JfrDataSourceIT {
   @TempDir Path dir;
+  JfrServiceFixture fixture;
   String producerSocket;
   ServiceHost host;
   TracingProducer producer;
@@ -41,21 +42,17 @@ class JfrDataSourceIT {
 
   @BeforeEach
   void start() throws Exception {
-    String p = dir.resolve("p.sock").toString();
-    producerSocket = p;
-    String c = dir.resolve("c.sock").toString();
-    host = ServiceHost.start(ServiceHost.Options.of(p, c));
-    producer = TracingProducer.builder("jfr-it").socketPath(p).start();
-    ds = JfrDataSource.register(producer);
-    assertTrue(producer.awaitConnected(Duration.ofSeconds(10)));
-    consumer = TracingConsumer.connect(c);
+    fixture = JfrServiceFixture.start(dir, "jfr-it");
+    producerSocket = fixture.producerSocket;
+    host = fixture.host;
+    producer = fixture.producer;
+    ds = fixture.ds;
+    consumer = fixture.consumer;
   }
 
   @AfterEach
   void stop() {
-    consumer.close();
-    producer.close();
-    host.close();
+    fixture.close();
   }
 
   static int recordings() {

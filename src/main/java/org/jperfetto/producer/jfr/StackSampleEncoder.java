@@ -1,0 +1,520 @@
+package org.jperfetto.producer.jfr;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import jdk.jfr.consumer.RecordedClass;
+import jdk.jfr.consumer.RecordedFrame;
+import jdk.jfr.consumer.RecordedMethod;
+import jdk.jfr.consumer.RecordedObject;
+import jdk.jfr.consumer.RecordedStackTrace;
+import jdk.jfr.consumer.RecordedThread;
+import org.jperfetto.producer.TraceWriter;
+import org.jperfetto.producer.proto.ProtoWriter;
+import org.jperfetto.protos.BuiltinClock;
+import org.jperfetto.protos.Callstack;
+import org.jperfetto.protos.Frame;
+import org.jperfetto.protos.InternedData;
+import org.jperfetto.protos.InternedString;
+import org.jperfetto.protos.Mapping;
+import org.jperfetto.protos.StackSample;
+import org.jperfetto.protos.StackSampleDefaults;
+import org.jperfetto.protos.ThreadDescriptor;
+import org.jperfetto.protos.TracePacket;
+import org.jperfetto.protos.TracePacketDefaults;
+import org.jperfetto.protos.TrackDescriptor;
+
+/**
+ * Writes JFR's Java stack samples as {@code StackSample} packets (TracePacket field 135) whose
+ * callstacks are interned on the sequence, so trace_processor (v58+) puts them in its stack_sample
+ * table on the sampled thread and the UI draws them on that thread and as a flame graph of a range.
+ *
+ * <p>What goes out, per sequence state:
+ * <ul>
+ *   <li>first a packet with SEQ_INCREMENTAL_STATE_CLEARED whose trace_packet_defaults name the
+ *       profiler ({@code stack_sample_defaults.source = "jvm.jfr"}) and its timebase (wall or CPU
+ *       time, nanoseconds);
+ *   <li>for each thread seen, a TrackDescriptor with its ThreadDescriptor (pid, tid, name), so the
+ *       samples' thread has its Java name even when nothing else in the trace names it;
+ *   <li>per sample: timestamp on CLOCK_MONOTONIC, SEQ_NEEDS_INCREMENTAL_STATE, the interned entries
+ *       it is the first to use (function names, mapping paths, mappings, frames, callstacks), and
+ *       the stack_sample with the thread (pid, tid) and the callstack iid.
+ * </ul>
+ * A frame is a Java method: function name "fully.qualified.Class.method" as JFR names it (hidden
+ * classes and lambda forms included), the line number where JFR has one, the bytecode index as its
+ * pc, the frame's kind (interpreted, JIT, inlined, native) and a mapping per module (its name), or
+ * per class loader for classes outside named modules ("app", "platform", "boot"). Callstacks are
+ * root first; a stack cut at the depth, or one JFR itself truncated, starts with a "[truncated]"
+ * frame.
+ *
+ * <p>Steady state allocates nothing: a stack JFR hands over again (the same RecordedStackTrace, as
+ * JFR keeps one per distinct stack in a recording chunk) is one identity lookup to its callstack
+ * iid. New stacks, frames and names are interned by content (allocating); the state starts afresh
+ * when the writer changes, the instance's incremental state is cleared, the writer lost packets
+ * (and the next one may land), or {@link #MAX_INTERNED_CALLSTACKS} callstacks were interned.
+ *
+ * <p>One encoder per sequence, used by one thread (the recording stream's).
+ */
+public final class StackSampleEncoder {
+  /** The profiler name samples carry (StackSampleDefaults.source): the data source's name. */
+  public static final String SOURCE = JfrDataSource.NAME;
+  /**
+   * Name of the leaf frame added to a native method sample whose innermost Java frame is not a
+   * native method (e.g. an FFM downcall's stub): the thread is in native code below it.
+   */
+  public static final String NATIVE_FRAME = "[native code]";
+  /** Name of the root frame of a callstack missing its outer frames. */
+  public static final String TRUNCATED_FRAME = "[truncated]";
+  /** Distinct RecordedStackTrace objects remembered by identity before the cache starts over. */
+  static final int MAX_REMEMBERED_STACKS = 1 << 12;
+  /**
+   * Callstacks interned on one sequence state before it starts afresh: bounds the tables (and the
+   * reader's) in a long session without incremental state clears.
+   */
+  static final int MAX_INTERNED_CALLSTACKS = 1 << 16;
+
+  private static final int CLOCK_MONOTONIC = BuiltinClock.BUILTIN_CLOCK_MONOTONIC_VALUE;
+  private static final int CLEARED = TracePacket.SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED_VALUE;
+  private static final int NEEDS = TracePacket.SequenceFlags.SEQ_NEEDS_INCREMENTAL_STATE_VALUE;
+
+  private final int pid;
+  private final int depth;
+  private final String timebase;
+
+  // The sequence state this encoder's iids belong to.
+  private TraceWriter writer;
+  private int generation;
+  private long resets;
+  private final IdentityHashMap<RecordedStackTrace, Long> stacksSeen = new IdentityHashMap<>();
+  private final IdentityHashMap<RecordedStackTrace, Long> nativeStacksSeen = new IdentityHashMap<>();
+  private final IdentityHashMap<RecordedThread, Boolean> threadsSeen = new IdentityHashMap<>();
+  private final Set<Long> threadsDescribed = new HashSet<>();
+  private final Map<CallstackKey, Long> callstacks = new HashMap<>();
+  private final Map<FrameKey, Long> frames = new HashMap<>();
+  private final Map<String, Long> functionNames = new HashMap<>();
+  private final Map<String, Long> mappings = new HashMap<>();
+  private long nextIid;
+
+  // Entries the next packet is the first to use.
+  private final List<NewString> newFunctionNames = new ArrayList<>();
+  private final List<NewString> newMappingPaths = new ArrayList<>();
+  private final List<FrameKey> newFrames = new ArrayList<>();
+  private final List<CallstackKey> newCallstacks = new ArrayList<>();
+  private long[] scratch = new long[JfrConfig.MAX_STACK_DEPTH + 2];
+
+  private long samples;
+  private long stackHits;
+
+  /**
+   * An encoder for samples of process pid, keeping at most depth frames (the leaf's end), whose
+   * timebase is CPU time (cpuTime) or wall-clock time.
+   */
+  public StackSampleEncoder(int pid, int depth, boolean cpuTime) {
+    if (depth < 1) {
+      throw new IllegalArgumentException("stack sample depth " + depth + " < 1");
+    }
+    this.pid = pid;
+    this.depth = depth;
+    this.timebase = cpuTime ? "cpu-time" : "wall-time";
+  }
+
+  /**
+   * Writes one sample taken at traceNanos (CLOCK_MONOTONIC) on thread, with stack (JFR's, leaf
+   * first), into writer, whose instance is at incremental state generation; inNative: JFR's native
+   * method sampler took it (the thread is in native code, see {@link #NATIVE_FRAME}). A sample
+   * without a thread with an OS tid or without a stack is skipped; returns whether it was written.
+   */
+  public boolean write(long traceNanos, RecordedThread thread, RecordedStackTrace stack, boolean inNative,
+      TraceWriter w, int generationNow) {
+    if (thread == null || stack == null || thread.getOSThreadId() <= 0) {
+      return false;
+    }
+    ensureState(w, generationNow, traceNanos);
+    long tid = thread.getOSThreadId();
+    if (!threadsSeen.containsKey(thread)) {
+      describeThread(thread, tid, traceNanos);
+    }
+    long callstack = callstackIid(stack, inNative);
+
+    ProtoWriter p = w.newTracePacket();
+    p.appendVarInt(TracePacket.TIMESTAMP_FIELD_NUMBER, traceNanos);
+    p.appendVarInt(TracePacket.TIMESTAMP_CLOCK_ID_FIELD_NUMBER, CLOCK_MONOTONIC);
+    p.appendVarInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, NEEDS);
+    writeInterned(p);
+    p.beginNested(TracePacket.STACK_SAMPLE_FIELD_NUMBER);
+    p.beginNested(StackSample.TASK_CONTEXT_FIELD_NUMBER);
+    p.appendVarInt(StackSample.TaskContext.PID_FIELD_NUMBER, pid);
+    p.appendVarInt(StackSample.TaskContext.TID_FIELD_NUMBER, tid);
+    p.endNested();
+    p.appendVarInt(StackSample.CALLSTACK_IID_FIELD_NUMBER, callstack);
+    p.endNested();
+    samples++;
+    return true;
+  }
+
+  /**
+   * The iid of stack for another packet about to be written into w at traceNanos (an event with a
+   * stack, e.g. an allocation sample): interned now, with the state started afresh first if needed.
+   * That packet must then carry {@link #writeInterned} and SEQ_NEEDS_INCREMENTAL_STATE.
+   */
+  public long callstack(RecordedStackTrace stack, long traceNanos, TraceWriter w, int generationNow) {
+    ensureState(w, generationNow, traceNanos);
+    return callstackIid(stack, false);
+  }
+
+  /** Writes into packet p the interned entries interned since the last packet that carried them. */
+  public void writeInterned(ProtoWriter p) {
+    if (!newCallstacks.isEmpty()) {
+      writeInternedData(p);
+    }
+  }
+
+  private void ensureState(TraceWriter w, int generationNow, long traceNanos) {
+    if (w != writer || generationNow != generation || (w.lossUnacknowledged() && w.nextPacketMayLand())
+        || callstacks.size() >= MAX_INTERNED_CALLSTACKS) {
+      reset(w, generationNow, traceNanos);
+    }
+  }
+
+  /** Samples written. */
+  public long samples() {
+    return samples;
+  }
+
+  /** Samples whose stack was found by identity (no interning work). */
+  public long stackHits() {
+    return stackHits;
+  }
+
+  /** Callstacks interned in the current sequence state. */
+  public int callstacksInterned() {
+    return callstacks.size();
+  }
+
+  /** Times the sequence state started afresh (the first sample's included). */
+  public long resets() {
+    return resets;
+  }
+
+  private void reset(TraceWriter w, int generationNow, long traceNanos) {
+    boolean afterLoss = w == writer && w.lossUnacknowledged();
+    writer = w;
+    generation = generationNow;
+    resets++;
+    stacksSeen.clear();
+    nativeStacksSeen.clear();
+    threadsSeen.clear();
+    threadsDescribed.clear();
+    callstacks.clear();
+    frames.clear();
+    functionNames.clear();
+    mappings.clear();
+    nextIid = 0;
+    newFunctionNames.clear();
+    newMappingPaths.clear();
+    newFrames.clear();
+    newCallstacks.clear();
+
+    ProtoWriter p = w.newTracePacket();
+    p.appendVarInt(TracePacket.TIMESTAMP_FIELD_NUMBER, traceNanos);
+    p.appendVarInt(TracePacket.TIMESTAMP_CLOCK_ID_FIELD_NUMBER, CLOCK_MONOTONIC);
+    p.appendVarInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, CLEARED);
+    p.beginNested(TracePacket.TRACE_PACKET_DEFAULTS_FIELD_NUMBER);
+    p.beginNested(TracePacketDefaults.STACK_SAMPLE_DEFAULTS_FIELD_NUMBER);
+    p.appendString(StackSampleDefaults.SOURCE_FIELD_NUMBER, SOURCE);
+    p.beginNested(StackSampleDefaults.PRIMARY_DESCRIPTOR_FIELD_NUMBER);
+    p.appendString(StackSample.CounterDescriptor.NAME_FIELD_NUMBER, timebase);
+    p.appendVarInt(StackSample.CounterDescriptor.UNIT_FIELD_NUMBER, StackSample.Unit.UNIT_NANOSECONDS_VALUE);
+    p.endNested();
+    p.endNested();
+    p.endNested();
+    if (afterLoss) {
+      w.acknowledgeLoss();
+    }
+  }
+
+  private void describeThread(RecordedThread thread, long tid, long traceNanos) {
+    if (threadsSeen.size() >= MAX_REMEMBERED_STACKS) {
+      threadsSeen.clear();
+    }
+    threadsSeen.put(thread, Boolean.TRUE);
+    if (!threadsDescribed.add(tid)) {
+      return;
+    }
+    String name = thread.getJavaName() != null ? thread.getJavaName() : thread.getOSName();
+    ProtoWriter p = writer.newTracePacket();
+    p.appendVarInt(TracePacket.TIMESTAMP_FIELD_NUMBER, traceNanos);
+    p.appendVarInt(TracePacket.TIMESTAMP_CLOCK_ID_FIELD_NUMBER, CLOCK_MONOTONIC);
+    p.beginNested(TracePacket.TRACK_DESCRIPTOR_FIELD_NUMBER);
+    p.appendVarInt(TrackDescriptor.UUID_FIELD_NUMBER, threadUuid(tid));
+    p.beginNested(TrackDescriptor.THREAD_FIELD_NUMBER);
+    p.appendVarInt(ThreadDescriptor.PID_FIELD_NUMBER, pid);
+    p.appendVarInt(ThreadDescriptor.TID_FIELD_NUMBER, tid);
+    if (name != null && !name.isEmpty()) {
+      p.appendString(ThreadDescriptor.THREAD_NAME_FIELD_NUMBER, JfrEventMapper.bounded(name));
+    }
+    p.endNested();
+    p.endNested();
+  }
+
+  /** The uuid of the thread track that names a sampled thread (apart from the JVM lanes' uuids). */
+  long threadUuid(long tid) {
+    long h = 0x9E3779B97F4A7C15L * (pid * 0x100000001B3L + tid) ^ 0x6a766d2e6a66724cL; // "jvm.jfrL"
+    h ^= h >>> 31;
+    h *= 0xff51afd7ed558ccdL;
+    h ^= h >>> 33;
+    return h == 0 ? 1 : h;
+  }
+
+  private long callstackIid(RecordedStackTrace stack, boolean inNative) {
+    IdentityHashMap<RecordedStackTrace, Long> seen = inNative ? nativeStacksSeen : stacksSeen;
+    Long known = seen.get(stack);
+    if (known != null) {
+      stackHits++;
+      return known;
+    }
+    List<RecordedFrame> jfrFrames = stack.getFrames();
+    int kept = Math.min(depth, jfrFrames.size());
+    boolean truncated = jfrFrames.size() > kept || stack.isTruncated();
+    int n = 0;
+    if (truncated) {
+      scratch[n++] = frameIid(new FrameKey(TRUNCATED_FRAME, null, 0, 0, null));
+    }
+    for (int i = kept - 1; i >= 0; i--) {
+      scratch[n++] = frameIid(frameKey(jfrFrames.get(i)));
+    }
+    if (inNative && (kept == 0 || !"Native".equals(jfrFrames.get(0).getType()))) {
+      scratch[n++] = frameIid(new FrameKey(NATIVE_FRAME, null, 0, 0, "Native"));
+    }
+    CallstackKey key = new CallstackKey(Arrays.copyOf(scratch, n));
+    Long iid = callstacks.get(key);
+    if (iid == null) {
+      iid = ++nextIid;
+      key.iid = iid;
+      callstacks.put(key, iid);
+      newCallstacks.add(key);
+    }
+    if (seen.size() >= MAX_REMEMBERED_STACKS) {
+      seen.clear();
+    }
+    seen.put(stack, iid);
+    return iid;
+  }
+
+  private FrameKey frameKey(RecordedFrame f) {
+    RecordedMethod m = f.getMethod();
+    RecordedClass type = m == null ? null : m.getType();
+    String function = JfrEventMapper.bounded(
+        (type == null ? "?" : type.getName()) + "." + (m == null ? "?" : m.getName()));
+    int line = Math.max(0, f.getLineNumber());
+    int bci = Math.max(0, f.getBytecodeIndex());
+    return new FrameKey(function, mappingName(type), bci, line, f.getType());
+  }
+
+  private long frameIid(FrameKey key) {
+    Long iid = frames.get(key);
+    if (iid != null) {
+      return iid;
+    }
+    key.functionIid = stringIid(functionNames, newFunctionNames, key.function);
+    key.mappingIid = key.mapping == null ? 0 : mappingIid(key.mapping);
+    key.iid = ++nextIid;
+    frames.put(key, key.iid);
+    newFrames.add(key);
+    return key.iid;
+  }
+
+  private long mappingIid(String name) {
+    // The mapping and its one path string share an iid (different interning tables).
+    return stringIid(mappings, newMappingPaths, name);
+  }
+
+  private long stringIid(Map<String, Long> table, List<NewString> fresh, String s) {
+    Long iid = table.get(s);
+    if (iid == null) {
+      iid = ++nextIid;
+      table.put(s, iid);
+      fresh.add(new NewString(iid, s));
+    }
+    return iid;
+  }
+
+  private void writeInternedData(ProtoWriter p) {
+    p.beginNested(TracePacket.INTERNED_DATA_FIELD_NUMBER);
+    for (NewString s : newFunctionNames) {
+      internedString(p, InternedData.FUNCTION_NAMES_FIELD_NUMBER, s);
+    }
+    for (NewString s : newMappingPaths) {
+      internedString(p, InternedData.MAPPING_PATHS_FIELD_NUMBER, s);
+    }
+    for (NewString s : newMappingPaths) {
+      p.beginNested(InternedData.MAPPINGS_FIELD_NUMBER);
+      p.appendVarInt(Mapping.IID_FIELD_NUMBER, s.iid());
+      p.appendVarInt(Mapping.PATH_STRING_IDS_FIELD_NUMBER, s.iid());
+      p.endNested();
+    }
+    for (FrameKey f : newFrames) {
+      p.beginNested(InternedData.FRAMES_FIELD_NUMBER);
+      p.appendVarInt(Frame.IID_FIELD_NUMBER, f.iid);
+      p.appendVarInt(Frame.FUNCTION_NAME_ID_FIELD_NUMBER, f.functionIid);
+      if (f.mappingIid != 0) {
+        p.appendVarInt(Frame.MAPPING_ID_FIELD_NUMBER, f.mappingIid);
+        p.appendVarInt(Frame.REL_PC_FIELD_NUMBER, f.bci);
+      }
+      if (f.line > 0) {
+        p.appendVarInt(Frame.LINE_NUMBER_FIELD_NUMBER, f.line);
+      }
+      FrameKind.of(f.jfrType).write(p);
+      p.endNested();
+    }
+    for (CallstackKey c : newCallstacks) {
+      p.beginNested(InternedData.CALLSTACKS_FIELD_NUMBER);
+      p.appendVarInt(Callstack.IID_FIELD_NUMBER, c.iid);
+      for (long frame : c.frames) {
+        p.appendVarInt(Callstack.FRAME_IDS_FIELD_NUMBER, frame);
+      }
+      p.endNested();
+    }
+    p.endNested();
+    newFunctionNames.clear();
+    newMappingPaths.clear();
+    newFrames.clear();
+    newCallstacks.clear();
+  }
+
+  private static void internedString(ProtoWriter p, int field, NewString s) {
+    p.beginNested(field);
+    p.appendVarInt(InternedString.IID_FIELD_NUMBER, s.iid());
+    p.appendString(InternedString.STR_FIELD_NUMBER, s.value());
+    p.endNested();
+  }
+
+  /**
+   * The mapping a class's frames go in: its named module, else its class loader's name ("app",
+   * "platform"), else "boot" for the bootstrap loader; null when JFR says nothing of the class.
+   */
+  static String mappingName(RecordedClass type) {
+    if (type == null) {
+      return null;
+    }
+    RecordedObject pkg = objectField(type, "package");
+    RecordedObject module = pkg == null ? null : objectField(pkg, "module");
+    if (module != null && module.hasField("name")) {
+      String name = module.getString("name");
+      if (name != null && !name.isEmpty()) {
+        return name;
+      }
+    }
+    RecordedObject loader = objectField(type, "classLoader");
+    if (loader == null) {
+      return "boot";
+    }
+    String name = loader.hasField("name") ? loader.getString("name") : null;
+    if (name != null && !name.isEmpty()) {
+      return name;
+    }
+    RecordedObject loaderType = objectField(loader, "type");
+    return loaderType instanceof RecordedClass c ? c.getName() : "boot";
+  }
+
+  private static RecordedObject objectField(RecordedObject o, String field) {
+    return o.hasField(field) && o.getValue(field) instanceof RecordedObject r ? r : null;
+  }
+
+  /** JFR's frame types ("Interpreted", "JIT compiled", "Inlined", "Native") as a Frame's kind. */
+  enum FrameKind {
+    INTERPRETED(Frame.Kind.KIND_INTERPRETED_VALUE, null),
+    JIT(Frame.Kind.KIND_JIT_VALUE, null),
+    /** JIT code inlined into its caller: no well-known kind says so, so a label. */
+    INLINED(0, "inlined"),
+    NATIVE(Frame.Kind.KIND_NATIVE_VALUE, null),
+    UNKNOWN(0, null);
+
+    private final int kind;
+    private final String label;
+
+    FrameKind(int kind, String label) {
+      this.kind = kind;
+      this.label = label;
+    }
+
+    static FrameKind of(String jfrType) {
+      if (jfrType == null) {
+        return UNKNOWN;
+      }
+      return switch (jfrType) {
+        case "Interpreted" -> INTERPRETED;
+        case "JIT compiled", "C1 compiled", "C2 compiled" -> JIT;
+        case "Inlined" -> INLINED;
+        case "Native" -> NATIVE;
+        default -> UNKNOWN;
+      };
+    }
+
+    void write(ProtoWriter p) {
+      if (kind != 0) {
+        p.appendVarInt(Frame.KIND_FIELD_NUMBER, kind);
+      } else if (label != null) {
+        p.appendString(Frame.KIND_STR_FIELD_NUMBER, label);
+      }
+    }
+  }
+
+  private record NewString(long iid, String value) {}
+
+  /** A frame by content (what makes two frames the same), and its iids once interned. */
+  private static final class FrameKey {
+    final String function;
+    final String mapping;
+    final int bci;
+    final int line;
+    final String jfrType;
+    long iid;
+    long functionIid;
+    long mappingIid;
+
+    FrameKey(String function, String mapping, int bci, int line, String jfrType) {
+      this.function = function;
+      this.mapping = mapping;
+      this.bci = bci;
+      this.line = line;
+      this.jfrType = jfrType;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof FrameKey k && k.bci == bci && k.line == line && k.function.equals(function)
+          && java.util.Objects.equals(k.mapping, mapping) && java.util.Objects.equals(k.jfrType, jfrType);
+    }
+
+    @Override
+    public int hashCode() {
+      return java.util.Objects.hash(function, mapping, bci, line, jfrType);
+    }
+  }
+
+  /** A callstack by its frame iids (root first), and its iid once interned. */
+  private static final class CallstackKey {
+    final long[] frames;
+    long iid;
+
+    CallstackKey(long[] frames) {
+      this.frames = frames;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof CallstackKey k && Arrays.equals(k.frames, frames);
+    }
+
+    @Override
+    public int hashCode() {
+      return Arrays.hashCode(frames);
+    }
+  }
+}
