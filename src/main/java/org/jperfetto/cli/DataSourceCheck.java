@@ -1,6 +1,7 @@
 package org.jperfetto.cli;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.TreeSet;
 import org.jperfetto.consumer.TracingConsumer;
@@ -18,14 +19,20 @@ final class DataSourceCheck {
 
   private DataSourceCheck() {}
 
-  /** One line per data source of config that no producer in state offers; empty when all are offered. */
-  static List<String> warnings(TraceConfig config, TracingServiceState state) {
+  /**
+   * One line per data source of config that no producer in state offers, but those in quiet;
+   * empty when all are offered.
+   */
+  static List<String> warnings(TraceConfig config, TracingServiceState state, Collection<String> quiet) {
     TreeSet<String> offered = new TreeSet<>();
     for (TracingServiceState.DataSource ds : state.getDataSourcesList()) {
       offered.add(ds.getDsDescriptor().getName());
     }
     List<String> lines = new ArrayList<>();
     for (String missing : TracingConsumer.dataSourcesNotOffered(config, state)) {
+      if (quiet.contains(missing)) {
+        continue;
+      }
       StringBuilder line = new StringBuilder("Warning: no producer connected to the service offers data source \"")
           .append(missing).append("\" (yet): the trace holds none of its data unless one registers it. ");
       String suggestion = closest(missing, offered);

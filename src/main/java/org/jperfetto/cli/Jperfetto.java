@@ -404,7 +404,9 @@ public final class Jperfetto {
     } catch (ExecutionException | TimeoutException e) {
       return;
     }
-    DataSourceCheck.warnings(config, state).forEach(err::println);
+    // The extras the light options add are best effort: only what the user asked for is named.
+    List<String> quiet = options.configFile == null ? TraceConfigs.LIGHT_EXTRAS : List.of();
+    DataSourceCheck.warnings(config, state, quiet).forEach(err::println);
   }
 
   private int clone(TracingConsumer consumer, Output output) throws Exception {

@@ -116,10 +116,9 @@ final class TraceConfigs {
           .setFtraceConfig(FtraceConfig.newBuilder().addAllFtraceEvents(ftraceEvents)
               .addAllAtraceApps(o.apps).setSymbolizeKsyms(true))));
     }
-    config.addDataSources(dataSource(DataSourceConfig.newBuilder().setName("linux.process_stats")
-        .setTargetBuffer(0)));
-    config.addDataSources(dataSource(DataSourceConfig.newBuilder().setName("linux.system_info")
-        .setTargetBuffer(0)));
+    for (String extra : LIGHT_EXTRAS) {
+      config.addDataSources(dataSource(DataSourceConfig.newBuilder().setName(extra).setTargetBuffer(0)));
+    }
     return config.build();
   }
 
@@ -149,6 +148,12 @@ final class TraceConfigs {
     }
     return b.build();
   }
+
+  /**
+   * Data sources the light options add whatever the user asked for (as upstream's CLI does): they
+   * record where traced_probes runs, and nothing is said when no producer offers them.
+   */
+  static final List<String> LIGHT_EXTRAS = List.of("linux.process_stats", "linux.system_info");
 
   private record Unit(String suffix, long multiplier) {}
 

@@ -30,13 +30,13 @@ class DataSourceCheckTest {
   @Test
   void offeredDataSourcesGiveNoWarning() {
     assertEquals(List.of(), DataSourceCheck.warnings(asking("track_event", "jvm.jfr", "track_event"),
-        offering("jvm.jfr", "track_event", "track_event")));
+        offering("jvm.jfr", "track_event", "track_event"), List.of()));
   }
 
   @Test
   void eachMissingNameIsWarnedOnceWithTheNearestOfferedName() {
-    List<String> w = DataSourceCheck.warnings(asking("jvm_jfr", "track_event", "jvm_jfr", "linux.ftrace"),
-        offering("track_event", "jvm.jfr"));
+    List<String> w = DataSourceCheck.warnings(asking("jvm_jfr", "track_event", "jvm_jfr", "linux.ftrace",
+        "linux.system_info"), offering("track_event", "jvm.jfr"), List.of("linux.system_info"));
     assertEquals(2, w.size(), w.toString());
     assertEquals("Warning: no producer connected to the service offers data source \"jvm_jfr\" (yet): the trace "
         + "holds none of its data unless one registers it. Did you mean \"jvm.jfr\"? Offered now: jvm.jfr, "
@@ -49,7 +49,7 @@ class DataSourceCheckTest {
   void noProducerAtAllIsSaid() {
     assertEquals(List.of("Warning: no producer connected to the service offers data source \"track_event\" (yet): "
         + "the trace holds none of its data unless one registers it. No data source is offered now."),
-        DataSourceCheck.warnings(asking("track_event"), offering()));
+        DataSourceCheck.warnings(asking("track_event"), offering(), List.of()));
   }
 
   @Test

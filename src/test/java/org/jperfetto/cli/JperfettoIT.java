@@ -78,6 +78,9 @@ class JperfettoIT {
     assertEquals(0, run("-t", "200ms", "-b", "4mb", "-o", file.toString(), "app", "gc", "sched/sched_switch"), err());
     assertTraceHasFakePackets(Files.readAllBytes(file));
     assertTrue(err().contains("Wrote " + Files.size(file) + " bytes into " + file), err());
+    // What the user asked for and nobody offers is named; the extras the CLI adds itself are not.
+    assertTrue(err().contains("offers data source \"linux.ftrace\""), err());
+    assertFalse(err().contains("linux.system_info") || err().contains("linux.process_stats"), err());
     TraceConfig config = fake.lastConfig();
     assertEquals(200, config.getDurationMs());
     assertEquals(4096, config.getBuffers(0).getSizeKb());
