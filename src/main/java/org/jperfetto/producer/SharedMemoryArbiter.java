@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.IntPredicate;
@@ -85,6 +86,8 @@ final class SharedMemoryArbiter {
   /** How long chunks held back for a batch may wait for the next one. */
   static final long LATE_DRAIN_MS = 2;
   private final BitSet writerIds = new BitSet(); // guarded by lock
+  /** Per writer id, the chunk id its next writer starts from (see {@link #releaseWriterId(int, int)}). */
+  private final int[] nextChunkIds = new int[ChunkHeader.MAX_WRITER_ID + 1]; // guarded by lock
   /** Live writers by id, for flushes. */
   private final TraceWriter[] writers = new TraceWriter[ChunkHeader.MAX_WRITER_ID + 1]; // guarded by lock
   /** The heavy side of the flush handshake; false when the process cannot run one (no membarrier). */
@@ -104,6 +107,10 @@ final class SharedMemoryArbiter {
   private volatile long dropGraceNanos = DEFAULT_DROP_GRACE_NANOS;
   private volatile boolean detached;
   private volatile long stalls;
+  /** Writers closed because their thread had ended ({@link #closeEndedWriters}). */
+  private final AtomicLong endedWritersClosed = new AtomicLong();
+  /** Packets dropped by writers whose thread ended before any later packet of theirs could land. */
+  private final AtomicLong lostByEndedWriters = new AtomicLong();
 
   SharedMemoryArbiter(SharedMemoryAbi abi, CommitSink sink) {
     this(abi, sink, WriterFlush::membarrier);
@@ -184,6 +191,26 @@ final class SharedMemoryArbiter {
     }
   }
 
+  /**
+   * Frees writerId, whose writer would have used nextChunkId next: the id's next writer goes on
+   * from there ({@link #firstChunkId}). To the service an id names one sequence of chunk ids for
+   * as long as the buffer lives; a new writer on a freed id that started again from chunk 0 had its
+   * chunks taken for ones older than those already read, and thrown away.
+   */
+  void releaseWriterId(int writerId, int nextChunkId) {
+    synchronized (lock) {
+      writerIds.clear(writerId);
+      nextChunkIds[writerId] = nextChunkId;
+    }
+  }
+
+  /** The chunk id a new writer on writerId starts from: where the id's last writer stopped. */
+  int firstChunkId(int writerId) {
+    synchronized (lock) {
+      return nextChunkIds[writerId];
+    }
+  }
+
   void addWriter(TraceWriter writer) {
     synchronized (lock) {
       writers[writer.writerId()] = writer;
@@ -199,10 +226,64 @@ final class SharedMemoryArbiter {
   }
 
   /**
+   * Closes the writers whose thread has ended: commits their chunk, sends UnregisterTraceWriter and
+   * frees their id, keeping no reference to them. Without this a thread that traced and ended kept
+   * its chunk and its id for good, and after as many threads as the buffer has chunks (or 1023) no
+   * new thread could write. Runs where chunks or ids are wanted: before a new writer takes an id,
+   * when a writer finds no free chunk, and before a flush. A scan of the live writers under the
+   * lock (at most {@link ChunkHeader#MAX_WRITER_ID}, a few microseconds); the closing happens
+   * outside it. Any thread may call it; each ended writer is closed by one caller only.
+   *
+   * @return how many writers it closed
+   */
+  int closeEndedWriters() {
+    List<TraceWriter> ended = null;
+    synchronized (lock) {
+      for (int id = writerIds.nextSetBit(1); id > 0; id = writerIds.nextSetBit(id + 1)) {
+        TraceWriter w = writers[id];
+        if (w != null && w.ownerEnded()) {
+          writers[id] = null; // ours to close from here on
+          if (ended == null) {
+            ended = new ArrayList<>();
+          }
+          ended.add(w);
+        }
+      }
+    }
+    if (ended == null) {
+      return 0;
+    }
+    for (TraceWriter w : ended) {
+      w.closeForEndedOwner();
+    }
+    endedWritersClosed.addAndGet(ended.size());
+    return ended.size();
+  }
+
+  /** Writers closed so far because their thread had ended. */
+  long endedWritersClosed() {
+    return endedWritersClosed.get();
+  }
+
+  void countLostByEndedWriter(long packets) {
+    lostByEndedWriters.addAndGet(packets);
+  }
+
+  /**
+   * Packets lost by writers whose thread ended while they were dropping, and that found no chunk
+   * for the empty packet that would have reported the loss in the trace.
+   */
+  long packetsLostByEndedWriters() {
+    return lostByEndedWriters.get();
+  }
+
+  /**
    * Starts committing the current chunk of every live writer whose target buffer passes the
    * filter; the producer thread polls the result until it is done (or gives up), then acks.
+   * Writers of ended threads are closed first (their chunks committed at once).
    */
   WriterFlush startWriterFlush(IntPredicate targetBuffers) {
+    closeEndedWriters();
     List<TraceWriter> chosen = new ArrayList<>();
     synchronized (lock) {
       for (TraceWriter w : writers) {
@@ -264,6 +345,11 @@ final class SharedMemoryArbiter {
             }
           }
         }
+      }
+      if (stall == 0 && !dropping && !detached && closeEndedWriters() > 0) {
+        // Ended threads' writers held chunks: they are committed now, and the service frees them
+        // while this writer waits below.
+        requestDrain();
       }
       if (policy == BufferExhaustedPolicy.DROP && !dropping && !detached) {
         // The grace: the service is usually just behind (a burst filled the SMB faster than the
