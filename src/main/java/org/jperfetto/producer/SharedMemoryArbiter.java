@@ -363,7 +363,7 @@ final class SharedMemoryArbiter {
         if (graceEnd - now > 0) {
           stalls++;
           requestDrain();
-          LockSupport.parkNanos(DROP_GRACE_PARK_NANOS);
+          pause(DROP_GRACE_PARK_NANOS);
           continue;
         }
       }
@@ -371,14 +371,33 @@ final class SharedMemoryArbiter {
           || (policy == BufferExhaustedPolicy.STALL_THEN_DROP && stall >= maxStallsBeforeDrop)) {
         if (!detached) {
           requestDrain(); // chunks held back for a batch go now: the service frees them sooner
-          yieldToService.run();
+          if (!Thread.currentThread().isVirtual()) { // a virtual thread's yield unmounts it: see pause
+            yieldToService.run();
+          }
         }
         return ChunkHandle.INVALID;
       }
       stalls++;
       requestDrain(); // make sure what is complete reaches the service, which frees chunks
-      LockSupport.parkNanos(intervalNanos);
+      pause(intervalNanos);
       intervalNanos = Math.min(MAX_STALL_INTERVAL_NANOS, (intervalNanos + 1000) * 8);
+    }
+  }
+
+  /**
+   * A writer's wait for a free chunk. A platform thread parks. A virtual thread spins instead: it
+   * is in the middle of a packet, on a writer that virtual threads share (TrackEvent's), and parking
+   * would unmount it while it holds that writer, so that other virtual threads' events could not
+   * use it until this one is mounted again.
+   */
+  private static void pause(long nanos) {
+    if (!Thread.currentThread().isVirtual()) {
+      LockSupport.parkNanos(nanos);
+      return;
+    }
+    long end = System.nanoTime() + nanos;
+    while (System.nanoTime() - end < 0) {
+      Thread.onSpinWait();
     }
   }
 
