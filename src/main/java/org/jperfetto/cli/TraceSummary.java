@@ -12,7 +12,8 @@ import org.jperfetto.protos.TraceStats;
 
 /**
  * {@code jperfetto summary FILE}: counts what a trace file holds (packets, TrackEvent slice begins
- * and ends, instants, counters, packets after a data loss) and prints the trace's loss statistics,
+ * and ends, instants, counters, packets after a data loss: previous_packet_dropped) and prints the
+ * trace's loss statistics (among them trace_writer_packet_loss, packets writers gave up on midway),
  * one {@code key=value} line, so a script can compare traces without trace_processor. Reads the
  * file as a stream: a trace of any size in constant memory.
  *
@@ -37,13 +38,14 @@ public final class TraceSummary implements Subcommand {
   /** What a trace holds. */
   record Counts(long packets, long sliceBegins, long readableSliceBegins, long sliceEnds, long instants,
       long counters, long packetsAfterLoss, long chunksDiscarded, long chunksOverwritten, long abiViolations,
-      long patchesFailed, long bytesWritten, int finalFlushOutcome) {
+      long patchesFailed, long traceWriterPacketLoss, long bytesWritten, int finalFlushOutcome) {
     String line() {
       return "packets=" + packets + " slice_begins=" + sliceBegins + " readable_slice_begins=" + readableSliceBegins
           + " slice_ends=" + sliceEnds
           + " instants=" + instants + " counters=" + counters + " previous_packet_dropped=" + packetsAfterLoss
           + " chunks_discarded=" + chunksDiscarded + " chunks_overwritten=" + chunksOverwritten
           + " abi_violations=" + abiViolations + " patches_failed=" + patchesFailed
+          + " trace_writer_packet_loss=" + traceWriterPacketLoss
           + " bytes_written=" + bytesWritten + " final_flush_outcome=" + finalFlushOutcome;
     }
   }
@@ -104,6 +106,7 @@ public final class TraceSummary implements Subcommand {
     long overwritten = 0;
     long violations = 0;
     long patchesFailed = 0;
+    long writerLoss = 0;
     long written = 0;
     int outcome = 0;
     while (!cis.isAtEnd()) {
@@ -142,19 +145,21 @@ public final class TraceSummary implements Subcommand {
         overwritten = 0;
         violations = 0;
         patchesFailed = 0;
+        writerLoss = 0;
         written = 0;
         for (TraceStats.BufferStats b : s.getBufferStatsList()) {
           discarded += b.getChunksDiscarded();
           overwritten += b.getChunksOverwritten();
           violations += b.getAbiViolations();
           patchesFailed += b.getPatchesFailed();
+          writerLoss += b.getTraceWriterPacketLoss();
           written += b.getBytesWritten();
         }
         outcome = s.getFinalFlushOutcome().getNumber();
       }
     }
     return new Counts(packets, begins, readableBegins, ends, instants, counters, afterLoss, discarded, overwritten,
-        violations, patchesFailed, written, outcome);
+        violations, patchesFailed, writerLoss, written, outcome);
   }
 
   /** The slice's index: its first integer debug annotation, if it has one. */

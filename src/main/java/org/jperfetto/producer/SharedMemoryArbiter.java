@@ -86,6 +86,7 @@ final class SharedMemoryArbiter {
   /** How long chunks held back for a batch may wait for the next one. */
   static final long LATE_DRAIN_MS = 2;
   private final BitSet writerIds = new BitSet(); // guarded by lock
+  private int lastWriterId; // guarded by lock
   /** Per writer id, the chunk id its next writer starts from (see {@link #releaseWriterId(int, int)}). */
   private final int[] nextChunkIds = new int[ChunkHeader.MAX_WRITER_ID + 1]; // guarded by lock
   /** Live writers by id, for flushes. */
@@ -173,14 +174,23 @@ final class SharedMemoryArbiter {
 
   // ---- writer ids ----
 
-  /** A free writer id in 1..{@link ChunkHeader#MAX_WRITER_ID}, or 0 when all are taken. */
+  /**
+   * A free writer id in 1..{@link ChunkHeader#MAX_WRITER_ID}, or 0 when all are taken: the first
+   * free one after the id handed out last, wrapping around (as upstream's id allocator), so that a
+   * freed id is taken again only after the others, and short-lived threads one after another still
+   * get sequences of their own in the trace.
+   */
   int acquireWriterId() {
     synchronized (lock) {
-      int id = writerIds.nextClearBit(1);
+      int id = writerIds.nextClearBit(lastWriterId + 1);
+      if (id > ChunkHeader.MAX_WRITER_ID) {
+        id = writerIds.nextClearBit(1);
+      }
       if (id > ChunkHeader.MAX_WRITER_ID) {
         return 0;
       }
       writerIds.set(id);
+      lastWriterId = id;
       return id;
     }
   }

@@ -63,10 +63,26 @@ class EndedThreadWritersTest {
       assertEquals(threads, sink.unregistered.get());
       List<ServiceSide.Read> read = sink.service.readAll();
       assertEquals(threads, read.size(), "every thread's packet reached the service");
-      for (ServiceSide.Read r : read) {
-        assertEquals(1, r.writerId(), "one id, reused: chunk ids go on where the last writer stopped");
+      assertEquals(threads, sink.packetsPerWriter().size(), "ids handed out round-robin: a sequence per thread");
+    }
+  }
+
+  @Test
+  void aFreedWriterIdsNextWriterGoesOnWithItsChunkIds() throws Exception {
+    try (TestSink sink = new TestSink(TestSink.Mode.SYNC, 8, 4096, 1 << 20)) {
+      TraceWriter first = TraceWriter.create(sink.arbiter, 1, BufferExhaustedPolicy.DROP);
+      for (int i = 0; i < 3; i++) {
+        packet(first, i);
+        first.flush(); // a chunk each
       }
-      assertEquals(threads, sink.arbiter.firstChunkId(1));
+      int id = first.writerId();
+      first.close();
+      assertEquals(3, sink.arbiter.firstChunkId(id));
+      TraceWriter second = new TraceWriter(sink.arbiter, id, 1, BufferExhaustedPolicy.DROP);
+      packet(second, 9);
+      second.close();
+      assertEquals(4, sink.arbiter.firstChunkId(id), "the second writer's chunk was chunk 3");
+      assertEquals(4L, sink.packetsPerWriter().get(id), "the service kept the reused id's chunks");
     }
   }
 

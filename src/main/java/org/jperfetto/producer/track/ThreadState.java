@@ -223,10 +223,14 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
     return true;
   }
 
-  /** Waits (without parking: the caller may be a virtual thread that must not unmount) and takes it. */
+  /**
+   * Waits until no one holds this state, and takes it. Yields while it waits: the holder may be a
+   * virtual thread unmounted inside its event (waiting for a monitor), which a caller spinning on
+   * every carrier would never let run again. The caller holds no state meanwhile.
+   */
   void claimForFlush() {
     while (claimed.get() != 0 || !claimed.compareAndSet(0, 1)) {
-      Thread.onSpinWait();
+      Thread.yield();
     }
   }
 
