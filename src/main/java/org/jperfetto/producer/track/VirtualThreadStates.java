@@ -13,8 +13,13 @@ import org.jperfetto.producer.DataSource;
  * thread starts looking at the state its id points to, so that threads spread over the states.
  */
 final class VirtualThreadStates {
-  /** The most states (each with one writer per session): far more than carriers ever hold at once. */
-  static final int MAX_STATES = 256;
+  /**
+   * The most states: four per core, at most 256. Each holds a chunk per session, so more states than
+   * the SMB has chunks to spare had the million-virtual-thread stress run drop most events (it had
+   * grown to 256 while holders waited, unmounted, for the arbiter's monitor); past the limit a
+   * virtual thread yields, which lets those holders run.
+   */
+  static final int MAX_STATES = Math.min(256, 4 * Math.max(1, Runtime.getRuntime().availableProcessors()));
 
   private final TrackEvent owner;
   private final DataSource<Session> dataSource;

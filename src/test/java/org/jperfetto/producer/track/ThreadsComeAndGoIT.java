@@ -51,8 +51,13 @@ class ThreadsComeAndGoIT {
 
   /** n threads from builder, one after another, each one slice "request" with arg i. */
   static void oneAfterAnother(int n, Thread.Builder builder, TrackEvent te, Category req) {
+    oneAfterAnother(0, n, builder, te, req);
+  }
+
+  /** As {@link #oneAfterAnother(int, Thread.Builder, TrackEvent, Category)}, args from..from+n-1. */
+  static void oneAfterAnother(int from, int n, Thread.Builder builder, TrackEvent te, Category req) {
     try {
-      for (int i = 0; i < n; i++) {
+      for (int i = from; i < from + n; i++) {
         long index = i;
         Thread t = builder.start(() -> {
           te.begin(req, "request", "i", index);
