@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class ThreadsComeAndGoIT {
   /** Threads in the default suite; the stress run ({@code ThreadsComeAndGoStressIT}) does 100k. */
-  static final int THREADS = 2_000;
+  static final int THREADS = 1_000;
 
   static TraceConfig config(int bufferKb) {
     return TraceConfig.newBuilder()
