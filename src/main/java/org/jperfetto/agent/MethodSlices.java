@@ -2,13 +2,11 @@ package org.jperfetto.agent;
 
 import org.jperfetto.agent.boot.MethodHooks;
 import org.jperfetto.producer.track.Category;
-import org.jperfetto.producer.track.Track;
 import org.jperfetto.producer.track.TrackEvent;
 
 /**
- * Turns the instrumented methods' hook calls into TrackEvent slices of {@link #CATEGORY}: on the
- * thread's own track for a platform thread; on a track of its own for a virtual thread (it may
- * run on several carriers, one after the other, and several of them share a carrier's track).
+ * Turns the instrumented methods' hook calls into TrackEvent slices of {@link #CATEGORY}, on the
+ * thread's own track (a virtual thread's too: TrackEvent gives each one a track of its own).
  *
  * <p>An exit is written only for an enter written in the same session: a method that was running
  * when the session started, or that a session switch cut through, leaves no unmatched end.
@@ -27,7 +25,6 @@ final class MethodSlices implements MethodHooks.Sink {
   private static final class Frames {
     int generation = -1;
     int depth;
-    Track virtualTrack;
   }
 
   MethodSlices(MethodTable table) {
@@ -57,12 +54,7 @@ final class MethodSlices implements MethodHooks.Sink {
       f.generation = g;
       f.depth = 0;
     }
-    Thread t = Thread.currentThread();
-    if (t.isVirtual()) {
-      te.begin(CATEGORY, virtualTrack(f, t), name);
-    } else {
-      te.begin(CATEGORY, name);
-    }
+    te.begin(CATEGORY, name);
     f.depth++;
   }
 
@@ -77,21 +69,6 @@ final class MethodSlices implements MethodHooks.Sink {
       return;
     }
     f.depth--;
-    Thread t = Thread.currentThread();
-    if (t.isVirtual()) {
-      te.end(CATEGORY, virtualTrack(f, t));
-    } else {
-      te.end(CATEGORY);
-    }
-  }
-
-  private static Track virtualTrack(Frames f, Thread t) {
-    Track track = f.virtualTrack;
-    if (track == null) {
-      String name = t.getName().isEmpty() ? "virtual thread #" + t.threadId() : t.getName();
-      track = Track.named(name, t.threadId());
-      f.virtualTrack = track;
-    }
-    return track;
+    te.end(CATEGORY);
   }
 }

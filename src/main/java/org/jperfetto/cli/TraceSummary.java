@@ -15,7 +15,8 @@ import org.jperfetto.service.ClearPeriod;
 
 /**
  * {@code jperfetto summary FILE}: counts what a trace file holds (packets, TrackEvent slice begins
- * and ends, instants, counters, packets after a data loss) and prints the trace's loss statistics,
+ * and ends, instants, counters, packets after a data loss: previous_packet_dropped) and prints the
+ * trace's loss statistics (among them trace_writer_packet_loss, packets writers gave up on midway),
  * one {@code key=value} line, so a script can compare traces without trace_processor; when slice
  * begins are in the file but trace_processor cannot read them, it says why on stderr, with the fix
  * (see {@link IncrementalStateTracker}). Reads the file as a stream: a trace of any size in
@@ -43,7 +44,7 @@ public final class TraceSummary implements Subcommand {
   record Counts(long packets, long sliceBegins, long readableSliceBegins, long unreadableBeforeClear,
       long unreadableAfterLoss, long sliceEnds, long instants,
       long counters, long packetsAfterLoss, long chunksDiscarded, long chunksOverwritten, long abiViolations,
-      long patchesFailed, long bytesWritten, int finalFlushOutcome) {
+      long patchesFailed, long traceWriterPacketLoss, long bytesWritten, int finalFlushOutcome) {
     /**
      * Why slice begins in the file cannot be read, in words and with the fix, one sentence per
      * cause; empty when every one can.
@@ -76,6 +77,7 @@ public final class TraceSummary implements Subcommand {
           + " instants=" + instants + " counters=" + counters + " previous_packet_dropped=" + packetsAfterLoss
           + " chunks_discarded=" + chunksDiscarded + " chunks_overwritten=" + chunksOverwritten
           + " abi_violations=" + abiViolations + " patches_failed=" + patchesFailed
+          + " trace_writer_packet_loss=" + traceWriterPacketLoss
           + " bytes_written=" + bytesWritten + " final_flush_outcome=" + finalFlushOutcome
           + " unreadable_before_clear=" + unreadableBeforeClear + " unreadable_after_loss=" + unreadableAfterLoss;
     }
@@ -143,6 +145,7 @@ public final class TraceSummary implements Subcommand {
     long overwritten = 0;
     long violations = 0;
     long patchesFailed = 0;
+    long writerLoss = 0;
     long written = 0;
     int outcome = 0;
     while (!cis.isAtEnd()) {
@@ -185,20 +188,21 @@ public final class TraceSummary implements Subcommand {
         overwritten = 0;
         violations = 0;
         patchesFailed = 0;
+        writerLoss = 0;
         written = 0;
         for (TraceStats.BufferStats b : s.getBufferStatsList()) {
           discarded += b.getChunksDiscarded();
           overwritten += b.getChunksOverwritten();
           violations += b.getAbiViolations();
           patchesFailed += b.getPatchesFailed();
+          writerLoss += b.getTraceWriterPacketLoss();
           written += b.getBytesWritten();
         }
         outcome = s.getFinalFlushOutcome().getNumber();
       }
     }
     return new Counts(packets, begins, readableBegins, unreadableBeforeClear, unreadableAfterLoss, ends, instants,
-        counters, afterLoss, discarded, overwritten,
-        violations, patchesFailed, written, outcome);
+        counters, afterLoss, discarded, overwritten, violations, patchesFailed, writerLoss, written, outcome);
   }
 
   /** The slice's index: its first integer debug annotation, if it has one. */

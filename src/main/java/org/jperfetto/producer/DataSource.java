@@ -33,18 +33,20 @@ public final class DataSource<S> {
    * was made for. {@link #trace(TraceFunction)} finds the calling thread's through a ThreadLocal; a
    * caller that already keeps per-thread state (TrackEvent) holds it from {@link #threadWriters()}
    * and passes it to {@link #trace(ThreadWriters, TraceFunction)}, saving that lookup per event.
-   * Only its thread may use it.
+   * Only its thread may use it, and its writers are closed once that thread has ended. Writers from
+   * {@link #unboundWriters()} belong to no thread instead.
    */
   public static final class ThreadWriters<S> {
     private final DataSource<S> owner;
+    /** The thread these writers serve; null for unbound ones. */
     private final Thread thread;
     private final TraceContext<S>[] contexts;
     private final long[] generations = new long[MAX_INSTANCES];
 
     @SuppressWarnings("unchecked")
-    private ThreadWriters(DataSource<S> owner) {
+    private ThreadWriters(DataSource<S> owner, Thread thread) {
       this.owner = owner;
-      this.thread = Thread.currentThread();
+      this.thread = thread;
       this.contexts = (TraceContext<S>[]) new TraceContext<?>[MAX_INSTANCES];
     }
   }
@@ -57,7 +59,8 @@ public final class DataSource<S> {
   private volatile int activeMask;
   /** Moves on after every change to the slots or activeMask: see {@link #instancesVersion}. */
   private volatile long instancesVersion;
-  private final ThreadLocal<ThreadWriters<S>> perThread = ThreadLocal.withInitial(() -> new ThreadWriters<>(this));
+  private final ThreadLocal<ThreadWriters<S>> perThread =
+      ThreadLocal.withInitial(() -> new ThreadWriters<>(this, Thread.currentThread()));
 
   private DataSource(DataSourceDescriptor descriptor, DataSourceHandler<S> handler,
       BufferExhaustedPolicy policy) {
@@ -131,7 +134,17 @@ public final class DataSource<S> {
   }
 
   /**
-   * As {@link #trace(TraceFunction)}, with the calling thread's writers already at hand.
+   * Writers of this data source bound to no thread: for a caller that hands one set to whichever
+   * thread holds it at the time (TrackEvent's writers for virtual threads), making sure no two
+   * threads use it at once. Their writers live until their instance ends, whatever thread made them.
+   */
+  public ThreadWriters<S> unboundWriters() {
+    return new ThreadWriters<>(this, null);
+  }
+
+  /**
+   * As {@link #trace(TraceFunction)}, with the calling thread's writers (or unbound ones it holds)
+   * already at hand.
    *
    * @throws IllegalArgumentException if writers belong to another data source or thread
    */
@@ -155,7 +168,7 @@ public final class DataSource<S> {
   }
 
   private void requireOwnWriters(ThreadWriters<S> writers) {
-    if (writers.owner != this || writers.thread != Thread.currentThread()) {
+    if (writers.owner != this || (writers.thread != null && writers.thread != Thread.currentThread())) {
       throw new IllegalArgumentException("thread writers of " + writers.owner.name() + " on "
           + writers.thread + " used for " + name() + " on " + Thread.currentThread());
     }
@@ -220,8 +233,8 @@ public final class DataSource<S> {
     if (old != null) {
       old.writer().close(); // the slot's previous instance is over
     }
-    TraceContext<S> ctx = new TraceContext<>(TraceWriter.create(slot.arbiter(), slot.targetBuffer(), policy),
-        slot.instance());
+    TraceContext<S> ctx = new TraceContext<>(
+        TraceWriter.create(slot.arbiter(), slot.targetBuffer(), policy, local.thread), slot.instance());
     local.contexts[i] = ctx;
     local.generations[i] = slot.generation();
     return ctx;

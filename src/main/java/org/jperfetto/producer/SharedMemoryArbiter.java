@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.IntPredicate;
@@ -86,6 +87,8 @@ final class SharedMemoryArbiter {
   static final long LATE_DRAIN_MS = 2;
   private final BitSet writerIds = new BitSet(); // guarded by lock
   private int lastWriterId; // guarded by lock
+  /** Per writer id, the chunk id its next writer starts from (see {@link #releaseWriterId(int, int)}). */
+  private final int[] nextChunkIds = new int[ChunkHeader.MAX_WRITER_ID + 1]; // guarded by lock
   /** Live writers by id, for flushes. */
   private final TraceWriter[] writers = new TraceWriter[ChunkHeader.MAX_WRITER_ID + 1]; // guarded by lock
   /** The heavy side of the flush handshake; false when the process cannot run one (no membarrier). */
@@ -105,6 +108,10 @@ final class SharedMemoryArbiter {
   private volatile long dropGraceNanos = DEFAULT_DROP_GRACE_NANOS;
   private volatile boolean detached;
   private volatile long stalls;
+  /** Writers closed because their thread had ended ({@link #closeEndedWriters}). */
+  private final AtomicLong endedWritersClosed = new AtomicLong();
+  /** Packets dropped by writers whose thread ended before any later packet of theirs could land. */
+  private final AtomicLong lostByEndedWriters = new AtomicLong();
 
   SharedMemoryArbiter(SharedMemoryAbi abi, CommitSink sink) {
     this(abi, sink, WriterFlush::membarrier);
@@ -168,11 +175,11 @@ final class SharedMemoryArbiter {
   // ---- writer ids ----
 
   /**
-   * A free writer id in 1..{@link ChunkHeader#MAX_WRITER_ID}, or 0 when all are taken. The ids go
-   * round (the next free one after the last given out, as upstream's SDK), not lowest first: a
-   * writer that took over a just released id would start again at chunk id 0 on the same sequence
-   * in the service's buffer, which keeps the chunks it already has and drops the new ones as
-   * duplicates (seen when an instance restarts within a session).
+   * A free writer id in 1..{@link ChunkHeader#MAX_WRITER_ID}, or 0 when all are taken: the first
+   * free one after the id handed out last, wrapping around (as upstream's SDK), not lowest first, so
+   * that a freed id is taken again only after the others and short-lived threads one after another
+   * get sequences of their own in the trace. (A new writer on an id still starts where the id's
+   * last writer stopped, {@link #firstChunkId}: the service drops chunk ids it has seen as older.)
    */
   int acquireWriterId() {
     synchronized (lock) {
@@ -189,9 +196,23 @@ final class SharedMemoryArbiter {
     }
   }
 
-  void releaseWriterId(int writerId) {
+  /**
+   * Frees writerId, whose writer would have used nextChunkId next: the id's next writer goes on
+   * from there ({@link #firstChunkId}). To the service an id names one sequence of chunk ids for
+   * as long as the buffer lives; a new writer on a freed id that started again from chunk 0 had its
+   * chunks taken for ones older than those already read, and thrown away.
+   */
+  void releaseWriterId(int writerId, int nextChunkId) {
     synchronized (lock) {
       writerIds.clear(writerId);
+      nextChunkIds[writerId] = nextChunkId;
+    }
+  }
+
+  /** The chunk id a new writer on writerId starts from: where the id's last writer stopped. */
+  int firstChunkId(int writerId) {
+    synchronized (lock) {
+      return nextChunkIds[writerId];
     }
   }
 
@@ -210,10 +231,64 @@ final class SharedMemoryArbiter {
   }
 
   /**
+   * Closes the writers whose thread has ended: commits their chunk, sends UnregisterTraceWriter and
+   * frees their id, keeping no reference to them. Without this a thread that traced and ended kept
+   * its chunk and its id for good, and after as many threads as the buffer has chunks (or 1023) no
+   * new thread could write. Runs where chunks or ids are wanted: before a new writer takes an id,
+   * when a writer finds no free chunk, and before a flush. A scan of the live writers under the
+   * lock (at most {@link ChunkHeader#MAX_WRITER_ID}, a few microseconds); the closing happens
+   * outside it. Any thread may call it; each ended writer is closed by one caller only.
+   *
+   * @return how many writers it closed
+   */
+  int closeEndedWriters() {
+    List<TraceWriter> ended = null;
+    synchronized (lock) {
+      for (int id = writerIds.nextSetBit(1); id > 0; id = writerIds.nextSetBit(id + 1)) {
+        TraceWriter w = writers[id];
+        if (w != null && w.ownerEnded()) {
+          writers[id] = null; // ours to close from here on
+          if (ended == null) {
+            ended = new ArrayList<>();
+          }
+          ended.add(w);
+        }
+      }
+    }
+    if (ended == null) {
+      return 0;
+    }
+    for (TraceWriter w : ended) {
+      w.closeForEndedOwner();
+    }
+    endedWritersClosed.addAndGet(ended.size());
+    return ended.size();
+  }
+
+  /** Writers closed so far because their thread had ended. */
+  long endedWritersClosed() {
+    return endedWritersClosed.get();
+  }
+
+  void countLostByEndedWriter(long packets) {
+    lostByEndedWriters.addAndGet(packets);
+  }
+
+  /**
+   * Packets lost by writers whose thread ended while they were dropping, and that found no chunk
+   * for the empty packet that would have reported the loss in the trace.
+   */
+  long packetsLostByEndedWriters() {
+    return lostByEndedWriters.get();
+  }
+
+  /**
    * Starts committing the current chunk of every live writer whose target buffer passes the
    * filter; the producer thread polls the result until it is done (or gives up), then acks.
+   * Writers of ended threads are closed first (their chunks committed at once).
    */
   WriterFlush startWriterFlush(IntPredicate targetBuffers) {
+    closeEndedWriters();
     List<TraceWriter> chosen = new ArrayList<>();
     synchronized (lock) {
       for (TraceWriter w : writers) {
@@ -276,6 +351,11 @@ final class SharedMemoryArbiter {
           }
         }
       }
+      if (stall == 0 && !dropping && !detached && closeEndedWriters() > 0) {
+        // Ended threads' writers held chunks: they are committed now, and the service frees them
+        // while this writer waits below.
+        requestDrain();
+      }
       if (policy == BufferExhaustedPolicy.DROP && !dropping && !detached) {
         // The grace: the service is usually just behind (a burst filled the SMB faster than the
         // commits went out). Sleeping briefly, after pushing out what is held back, gives this
@@ -288,7 +368,7 @@ final class SharedMemoryArbiter {
         if (graceEnd - now > 0) {
           stalls++;
           requestDrain();
-          LockSupport.parkNanos(DROP_GRACE_PARK_NANOS);
+          pause(DROP_GRACE_PARK_NANOS);
           continue;
         }
       }
@@ -296,14 +376,33 @@ final class SharedMemoryArbiter {
           || (policy == BufferExhaustedPolicy.STALL_THEN_DROP && stall >= maxStallsBeforeDrop)) {
         if (!detached) {
           requestDrain(); // chunks held back for a batch go now: the service frees them sooner
-          yieldToService.run();
+          if (!Thread.currentThread().isVirtual()) { // a virtual thread's yield unmounts it: see pause
+            yieldToService.run();
+          }
         }
         return ChunkHandle.INVALID;
       }
       stalls++;
       requestDrain(); // make sure what is complete reaches the service, which frees chunks
-      LockSupport.parkNanos(intervalNanos);
+      pause(intervalNanos);
       intervalNanos = Math.min(MAX_STALL_INTERVAL_NANOS, (intervalNanos + 1000) * 8);
+    }
+  }
+
+  /**
+   * A writer's wait for a free chunk. A platform thread parks. A virtual thread spins instead: it
+   * is in the middle of a packet, on a writer that virtual threads share (TrackEvent's), and parking
+   * would unmount it while it holds that writer, so that other virtual threads' events could not
+   * use it until this one is mounted again.
+   */
+  private static void pause(long nanos) {
+    if (!Thread.currentThread().isVirtual()) {
+      LockSupport.parkNanos(nanos);
+      return;
+    }
+    long end = System.nanoTime() + nanos;
+    while (System.nanoTime() - end < 0) {
+      Thread.onSpinWait();
     }
   }
 

@@ -56,6 +56,11 @@ public final class TraceWriter implements AutoCloseable {
   private final MemorySegment garbage;
   /** Lets a flush commit this writer's chunk while its thread is between packets. */
   final FlushHandshake handshake = new FlushHandshake();
+  /**
+   * The thread this writer serves, or null for a writer not tied to a thread (its user closes it).
+   * Once that thread has ended the arbiter may close the writer ({@link #closeForEndedOwner}).
+   */
+  private final Thread owner;
 
   private long chunk = ChunkHandle.INVALID;
   // The writer owns its chunk's header: it keeps count and flags here and publishes both with one
@@ -77,9 +82,16 @@ public final class TraceWriter implements AutoCloseable {
   /** Set on dropping, cleared by {@link #acknowledgeLoss}: small-packet claims stay closed meanwhile. */
   private boolean lossUnacknowledged;
   private long droppedPackets;
+  /** {@link #droppedPackets} when a packet last landed after a loss (the losses it reported). */
+  private long droppedWhenLanded;
   private long packetsWritten;
 
   TraceWriter(SharedMemoryArbiter arbiter, int writerId, int targetBuffer, BufferExhaustedPolicy policy) {
+    this(arbiter, writerId, targetBuffer, policy, null);
+  }
+
+  TraceWriter(SharedMemoryArbiter arbiter, int writerId, int targetBuffer, BufferExhaustedPolicy policy,
+      Thread owner) {
     if (writerId <= 0 || writerId > ChunkHeader.MAX_WRITER_ID) {
       throw new IllegalArgumentException("writer id out of range: writer=" + writerId);
     }
@@ -93,6 +105,8 @@ public final class TraceWriter implements AutoCloseable {
     this.packet = new ProtoWriter(stream, patches);
     this.fragment = new PacketFragment(stream);
     this.garbage = Arena.ofAuto().allocate(GARBAGE_CHUNK_SIZE, 8);
+    this.owner = owner;
+    this.nextChunkId = arbiter.firstChunkId(writerId);
     arbiter.addWriter(this); // last: publishes the constructed writer to flushes
   }
 
@@ -102,12 +116,54 @@ public final class TraceWriter implements AutoCloseable {
    * @throws IllegalStateException if every writer id is taken
    */
   static TraceWriter create(SharedMemoryArbiter arbiter, int targetBuffer, BufferExhaustedPolicy policy) {
+    return create(arbiter, targetBuffer, policy, null);
+  }
+
+  /**
+   * As {@link #create(SharedMemoryArbiter, int, BufferExhaustedPolicy)}, for the thread owner (null:
+   * none). A new writer first has the writers of ended threads closed, so that their chunks and ids
+   * come back however many threads come and go.
+   *
+   * @throws IllegalStateException if every writer id is taken by a writer whose thread is alive
+   */
+  static TraceWriter create(SharedMemoryArbiter arbiter, int targetBuffer, BufferExhaustedPolicy policy,
+      Thread owner) {
+    arbiter.closeEndedWriters();
     int id = arbiter.acquireWriterId();
     if (id == 0) {
       throw new IllegalStateException("no free trace writer id (max " + ChunkHeader.MAX_WRITER_ID + ")");
     }
     arbiter.sink().registerTraceWriter(id, targetBuffer);
-    return new TraceWriter(arbiter, id, targetBuffer, policy);
+    return new TraceWriter(arbiter, id, targetBuffer, policy, owner);
+  }
+
+  /** Whether the thread this writer served has ended (never for a writer without one). */
+  boolean ownerEnded() {
+    Thread t = owner;
+    return t != null && !t.isAlive();
+  }
+
+  /**
+   * Closes the writer of a thread that ended, on another thread: as the owner would have at its
+   * end. Its thread having ended, everything it wrote happens-before this (Thread.isAlive). A writer
+   * that was dropping when its thread ended first tries to land one empty packet that carries
+   * previous_packet_dropped, so that the loss shows in the trace as any other sequence's; when no
+   * chunk is free for it either, the loss counts in {@link SharedMemoryArbiter#packetsLostByEndedWriters}.
+   */
+  void closeForEndedOwner() {
+    if (closed) {
+      return;
+    }
+    if (dropPackets) {
+      long lost = droppedPackets - droppedWhenLanded;
+      retryNewChunkAfterPacket = true;
+      newTracePacket();
+      finishTracePacket();
+      if (dropPackets) {
+        arbiter.countLostByEndedWriter(lost);
+      }
+    }
+    close();
   }
 
   /**
@@ -214,6 +270,7 @@ public final class TraceWriter implements AutoCloseable {
       reachedMaxPackets = chunkCount == MAX_PACKETS_PER_CHUNK;
       if (wasDropping) {
         packet.appendVarInt(TracePacket.PREVIOUS_PACKET_DROPPED_FIELD_NUMBER, DATA_LOSS_SMB_FULL);
+        droppedWhenLanded = droppedPackets;
       }
     } else {
       droppedPackets++;
@@ -393,7 +450,7 @@ public final class TraceWriter implements AutoCloseable {
     flush();
     closed = true;
     arbiter.removeWriter(this);
-    arbiter.releaseWriterId(writerId);
+    arbiter.releaseWriterId(writerId, nextChunkId);
     arbiter.sink().unregisterTraceWriter(writerId);
   }
 

@@ -148,7 +148,7 @@ class AgentIT {
     assertEquals(0, m.unmatchedEnds());
     assertEquals(0, m.leftOpen());
     assertEquals(java.util.Set.of("main"), m.tracks().get("Work.fail"), "on the main thread's track");
-    long virtualTracks = m.tracks().get("Work.compute").stream().filter(t -> t.startsWith("virtual thread #")).count();
+    long virtualTracks = m.tracks().get("Work.compute").stream().filter(t -> t.startsWith("VirtualThread#")).count();
     assertEquals(4, virtualTracks, "one track per virtual thread: " + m.tracks().get("Work.compute"));
     assertTrue(AgentTraceFixture.gcSlices(trace) >= 1, "jvm.jfr's GC slices");
   }

@@ -93,6 +93,9 @@ final class AgentTraceFixture {
   static MethodSlices methodSlices(DemoTrace trace) {
     assertEquals(List.of(), trace.problems, "the trace decodes");
     Map<String, Deque<String>> open = new HashMap<>();
+    // Ends read before their begin, per track named by uuid: its events come from several
+    // sequences, whose packets the trace holds in no common order (trace_processor sorts them).
+    Map<String, Integer> endsAhead = new HashMap<>();
     Map<String, Integer> counts = new HashMap<>();
     Map<String, Set<String>> tracks = new HashMap<>();
     int unmatched = 0;
@@ -100,13 +103,27 @@ final class AgentTraceFixture {
       if ((e.packet().getSequenceFlags() & TracePacket.SequenceFlags.SEQ_NEEDS_INCREMENTAL_STATE_VALUE) == 0) {
         continue; // jvm.jfr's self-contained packets; the TrackEvent API's need the sequence's state
       }
-      String key = e.packet().getTrustedPacketSequenceId() + "/" + e.track();
+      // A track named by uuid is one track whatever sequence writes to it (a virtual thread's
+      // events take whichever shared writer is free), as trace_processor keys slices by track.
+      boolean shared = e.raw().hasTrackUuid();
+      String key = shared ? "uuid/" + e.raw().getTrackUuid()
+          : e.packet().getTrustedPacketSequenceId() + "/" + e.track();
       if (e.type() == TrackEvent.Type.TYPE_SLICE_BEGIN) {
-        open.computeIfAbsent(key, k -> new ArrayDeque<>()).push(e.name());
+        if (endsAhead.getOrDefault(key, 0) > 0) {
+          endsAhead.merge(key, -1, Integer::sum);
+          counts.merge(e.name(), 1, Integer::sum);
+          tracks.computeIfAbsent(e.name(), n -> new HashSet<>()).add(e.track());
+        } else {
+          open.computeIfAbsent(key, k -> new ArrayDeque<>()).push(e.name());
+        }
       } else if (e.type() == TrackEvent.Type.TYPE_SLICE_END) {
         Deque<String> stack = open.get(key);
         if (stack == null || stack.isEmpty()) {
-          unmatched++;
+          if (shared) {
+            endsAhead.merge(key, 1, Integer::sum);
+          } else {
+            unmatched++;
+          }
           continue;
         }
         String name = stack.pop();
@@ -114,6 +131,7 @@ final class AgentTraceFixture {
         tracks.computeIfAbsent(name, n -> new HashSet<>()).add(e.track());
       }
     }
+    unmatched += endsAhead.values().stream().mapToInt(Integer::intValue).sum();
     int leftOpen = open.values().stream().mapToInt(Deque::size).sum();
     return new MethodSlices(counts, tracks, unmatched, leftOpen);
   }

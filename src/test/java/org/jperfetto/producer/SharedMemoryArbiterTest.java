@@ -106,7 +106,7 @@ class SharedMemoryArbiterTest {
         assertEquals(id, arbiter.acquireWriterId());
       }
       assertEquals(0, arbiter.acquireWriterId(), "all taken");
-      arbiter.releaseWriterId(77);
+      arbiter.releaseWriterId(77, 0);
       assertEquals(77, arbiter.acquireWriterId());
     }
   }
@@ -117,9 +117,9 @@ class SharedMemoryArbiterTest {
     try (TestSink sink = new TestSink(TestSink.Mode.LAZY, 1, 4096, 1 << 20)) {
       SharedMemoryArbiter arbiter = sink.arbiter;
       assertEquals(1, arbiter.acquireWriterId());
-      arbiter.releaseWriterId(1);
+      arbiter.releaseWriterId(1, 0);
       assertEquals(2, arbiter.acquireWriterId());
-      arbiter.releaseWriterId(2);
+      arbiter.releaseWriterId(2, 0);
       assertEquals(3, arbiter.acquireWriterId());
     }
   }

@@ -56,6 +56,11 @@ final class ProcessInfo {
     return nonZero(mix(uuid ^ (tid * 0x9E3779B97F4A7C15L + 1)));
   }
 
+  /** uuid of the track of the virtual thread with that thread id. */
+  long virtualThreadUuid(long threadId) {
+    return nonZero(mix(uuid ^ mix(threadId + 0x632BE59BD9B4E019L)));
+  }
+
   /** uuid of a custom track of this process. */
   long childUuid(String name, long id, boolean counter) {
     long h = fnv1a(name) ^ mix(id + (counter ? 0x5851F42D4C957F2DL : 0));

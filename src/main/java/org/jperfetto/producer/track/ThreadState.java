@@ -21,6 +21,12 @@ import org.jperfetto.protos.TrackEventDefaults;
  * One thread's TrackEvent machinery: the event being emitted (its fields set by {@link TrackEvent}
  * before {@link DataSource#trace} runs this once per active session) and, per session, the
  * sequence's incremental state. Nothing here allocates per event.
+ *
+ * <p>A platform thread has one of its own, its events on its thread track. Virtual threads share
+ * a few unbound ones ({@link VirtualThreadStates}), each held by one virtual thread for one event
+ * ({@link #tryClaim}, released at its end): every event then names that virtual thread's own track
+ * ({@link Track#ofVirtualThread}), described once per sequence, so that slices nest per virtual
+ * thread whichever carrier and writer its events took.
  */
 final class ThreadState implements DataSource.TraceFunction<Session> {
   static final int ARG_LONG = 1;
@@ -119,6 +125,9 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
     return ProtoWire.makeTag(field, ProtoWire.WIRE_TYPE_VARINT);
   }
 
+  /** Tracks a sequence describes before it starts a new incremental state (see writeTrackDescriptor). */
+  static final int MAX_DESCRIBED_TRACKS = 1024;
+
   private final TrackEvent owner;
   private final DataSource<Session> dataSource;
   /** This thread's writers of dataSource, held so an event costs one ThreadLocal lookup (ours). */
@@ -129,6 +138,14 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
   private final SequenceState[] sequences = new SequenceState[DataSource.MAX_INSTANCES];
   private final EventContext context = new EventContext();
   private boolean busy;
+  /** Whether this state serves virtual threads, one event at a time (no thread of its own). */
+  private final boolean unbound;
+  /** For an unbound state: 1 while a virtual thread holds it for an event. */
+  private final java.util.concurrent.atomic.AtomicInteger claimed;
+  /** An unbound state's track for events without one: the holding virtual thread's. */
+  private Track threadTrack;
+  /** The thread threadTrack belongs to (an unbound state keeps the last holder's). */
+  private long threadTrackOf = -1;
 
   // The lane: this thread's writer, sequence and session of the data source's only active
   // instance, kept while the data source's instancesVersion() stays laneVersion (see findLane); the
@@ -170,6 +187,69 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
     this.thread = Thread.currentThread();
     this.tid = ProcessInfo.currentTid();
     this.threadUuid = ProcessInfo.current().threadUuid(tid);
+    this.unbound = false;
+    this.claimed = null;
+  }
+
+  /** A state of no thread, for virtual threads to hold one event at a time, with writers of its own. */
+  static ThreadState unbound(TrackEvent owner, DataSource<Session> dataSource) {
+    return new ThreadState(owner, dataSource, dataSource.unboundWriters());
+  }
+
+  private ThreadState(TrackEvent owner, DataSource<Session> dataSource, DataSource.ThreadWriters<Session> writers) {
+    this.owner = owner;
+    this.dataSource = dataSource;
+    this.writers = writers;
+    this.thread = null;
+    this.tid = 0;
+    this.threadUuid = 0; // no thread track: every event names its virtual thread's track
+    this.unbound = true;
+    this.claimed = new java.util.concurrent.atomic.AtomicInteger();
+  }
+
+  /**
+   * For an unbound state: takes it for one event of virtual thread current, whose track events
+   * without one go to; false if another holds it. Ends with {@link #emit} or a declined lane call.
+   */
+  boolean tryClaim(Thread current) {
+    if (claimed.get() != 0 || !claimed.compareAndSet(0, 1)) {
+      return false;
+    }
+    long id = current.threadId();
+    if (id != threadTrackOf) {
+      threadTrack = Track.ofVirtualThread(current);
+      threadTrackOf = id;
+    }
+    return true;
+  }
+
+  /**
+   * Waits until no one holds this state, and takes it. Yields while it waits: the holder may be a
+   * virtual thread unmounted inside its event (waiting for a monitor), which a caller spinning on
+   * every carrier would never let run again. The caller holds no state meanwhile.
+   */
+  void claimForFlush() {
+    while (claimed.get() != 0 || !claimed.compareAndSet(0, 1)) {
+      Thread.yield();
+    }
+  }
+
+  /** Ends an unbound state's hold (nothing for a thread's own state). */
+  void release() {
+    if (unbound) {
+      claimed.set(0);
+    }
+  }
+
+  /** A lane call's "no": the event goes the regular way, which claims an unbound state anew. */
+  private boolean declined() {
+    release();
+    return false;
+  }
+
+  /** Hands every writer's chunk to the service (the caller holds this state). */
+  void flushWriters(DataSource.TraceFunction<Session> flush) {
+    dataSource.trace(writers, flush);
   }
 
   /** The thread this state belongs to. */
@@ -196,7 +276,7 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
     busy = true;
     type = eventType;
     category = eventCategory;
-    track = eventTrack;
+    track = eventTrack != null ? eventTrack : threadTrack; // null on a thread's own state
     name = eventName;
     return true;
   }
@@ -233,7 +313,9 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
         laneWriter.finishTracePacket();
       } else {
         dataSource.trace(writers, this);
-        findLane();
+        if (!unbound) {
+          findLane();
+        }
       }
     } finally {
       category = null;
@@ -247,6 +329,7 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
       }
       argCount = 0;
       busy = false;
+      release();
     }
   }
 
@@ -329,11 +412,17 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
 
   /** Whether this thread's events now go straight to the only active session's writer (for tests). */
   boolean onLane() {
+    release();
     return laneVersion == dataSource.instancesVersion();
   }
 
   /** The descriptor of a track this sequence has not described yet, in a packet before the event's. */
   private void writeTrackDescriptor(TraceWriter writer, SequenceState seq, Track t) {
+    if (seq.tracks.size() >= MAX_DESCRIBED_TRACKS) {
+      // Virtual threads come and go without end: start the sequence afresh rather than remember
+      // every track it ever described.
+      resetIncrementalState(seq, writer, seq.session, seq.generation);
+    }
     ProtoWriter p = writer.newTracePacket();
     writeTimestamp(p, seq);
     p.appendVarInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, SEQ_NEEDS_INCREMENTAL_STATE);
@@ -632,7 +721,7 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
    */
   boolean laneSliceEnd(Category c) {
     if (!laneFits(c)) {
-      return false;
+      return declined();
     }
     SequenceState seq = laneSeq;
     long now = System.nanoTime();
@@ -646,7 +735,7 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
    */
   boolean laneSliceBegin(Category c, String eventName) {
     if (!laneFits(c) || eventName == null) {
-      return false;
+      return declined();
     }
     SequenceState seq = laneSeq;
     long now = System.nanoTime();
@@ -661,7 +750,7 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
    */
   boolean laneSliceBegin(Category c, String eventName, String argName, long value) {
     if (!laneFits(c) || eventName == null || laneSession.filterDebugAnnotations()) {
-      return false;
+      return declined();
     }
     SequenceState seq = laneSeq;
     long now = System.nanoTime();
@@ -676,7 +765,7 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
    */
   boolean laneCounter(Category c, Track t, long value) {
     if (!laneFits(c) || !t.isCounter() || !laneSeq.tracks.contains(t.uuid())) {
-      return false;
+      return declined();
     }
     SequenceState seq = laneSeq;
     long now = System.nanoTime();
@@ -916,9 +1005,11 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
     p.beginNested(TracePacket.TRACE_PACKET_DEFAULTS_FIELD_NUMBER);
     p.appendVarInt(TracePacketDefaults.TIMESTAMP_CLOCK_ID_FIELD_NUMBER,
         incremental ? CLOCK_ID_INCREMENTAL : CLOCK_ID_MONOTONIC);
-    p.beginNested(TracePacketDefaults.TRACK_EVENT_DEFAULTS_FIELD_NUMBER);
-    p.appendVarInt(TrackEventDefaults.TRACK_UUID_FIELD_NUMBER, threadUuid);
-    p.endNested();
+    if (!unbound) {
+      p.beginNested(TracePacketDefaults.TRACK_EVENT_DEFAULTS_FIELD_NUMBER);
+      p.appendVarInt(TrackEventDefaults.TRACK_UUID_FIELD_NUMBER, threadUuid);
+      p.endNested();
+    }
     p.endNested();
     if (incremental) {
       p.beginNested(TracePacket.CLOCK_SNAPSHOT_FIELD_NUMBER);
@@ -935,8 +1026,16 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
       p.endNested();
     }
     ProcessInfo process = ProcessInfo.current();
+    if (!unbound) {
+      writeThreadDescriptor(writer, seq, process);
+    }
+    writeProcessDescriptor(writer, seq, process);
+  }
+
+  /** This thread's track descriptor, in a packet of its own. */
+  private void writeThreadDescriptor(TraceWriter writer, SequenceState seq, ProcessInfo process) {
     seq.tracks.add(threadUuid);
-    p = writer.newTracePacket();
+    ProtoWriter p = writer.newTracePacket();
     writeTimestamp(p, seq);
     p.appendVarInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, SEQ_NEEDS_INCREMENTAL_STATE);
     p.beginNested(TracePacket.TRACK_DESCRIPTOR_FIELD_NUMBER);
@@ -948,9 +1047,12 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
     p.appendString(ThreadDescriptor.THREAD_NAME_FIELD_NUMBER, Thread.currentThread().getName());
     p.endNested();
     p.endNested();
+  }
 
+  /** The process's track descriptor, in a packet of its own. */
+  private void writeProcessDescriptor(TraceWriter writer, SequenceState seq, ProcessInfo process) {
     seq.tracks.add(process.uuid());
-    p = writer.newTracePacket();
+    ProtoWriter p = writer.newTracePacket();
     writeTimestamp(p, seq);
     p.appendVarInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, SEQ_NEEDS_INCREMENTAL_STATE);
     p.beginNested(TracePacket.TRACK_DESCRIPTOR_FIELD_NUMBER);

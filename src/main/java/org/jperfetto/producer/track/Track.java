@@ -42,10 +42,14 @@ public final class Track {
   private final long uuidVarIntHighBits;
 
   private Track(String name, long id, boolean counter, Unit unit) {
+    this(ProcessInfo.current().childUuid(name, id, counter), name, counter, unit);
+  }
+
+  private Track(long uuid, String name, boolean counter, Unit unit) {
     this.name = Objects.requireNonNull(name, "name");
     this.counter = counter;
     this.unit = Objects.requireNonNull(unit, "unit");
-    this.uuid = ProcessInfo.current().childUuid(name, id, counter);
+    this.uuid = uuid;
     this.uuidVarIntSize = ProtoWire.varIntSize(uuid);
     this.uuidVarIntLowBits = ChunkPacketEncoder.varIntLowBits(uuid);
     this.uuidVarIntHighBits = ChunkPacketEncoder.varIntHighBits(uuid);
@@ -59,6 +63,18 @@ public final class Track {
   /** One of several named tracks with the same name, told apart by id (e.g. overlapping requests). */
   public static Track named(String name, long id) {
     return new Track(name, id, false, Unit.UNSPECIFIED);
+  }
+
+  /**
+   * The track of virtual thread t's slices and instants, a child of the process track: Perfetto
+   * has no thread id for a virtual thread, so it gets a track of its own, named as Java names the
+   * thread (its name, else "VirtualThread#" and its id). The uuid derives from the thread id only,
+   * so every event of the thread lands on one track whatever its name does meanwhile.
+   */
+  static Track ofVirtualThread(Thread t) {
+    String name = t.getName();
+    return new Track(ProcessInfo.current().virtualThreadUuid(t.threadId()),
+        name.isEmpty() ? "VirtualThread#" + t.threadId() : name, false, Unit.UNSPECIFIED);
   }
 
   /** A counter track. */

@@ -71,6 +71,8 @@ public final class TrackEvent {
   private final Map<String, Category> dynamicCategories = new ConcurrentHashMap<>();
   private final Session[] sessions = new Session[DataSource.MAX_INSTANCES];
   private final ThreadLocal<ThreadState> threads;
+  /** The states virtual threads take turns on, one event at a time. */
+  private final VirtualThreadStates virtualThreads;
   /**
    * The ThreadLocal's answers, direct-mapped by thread id: a hit is a field load and one compare,
    * where ThreadLocal.get() hashes into the thread's map through a weak reference (about 10 ns per
@@ -115,6 +117,7 @@ public final class TrackEvent {
         .setTrackEventDescriptor(available).build();
     this.dataSource = DataSource.create(descriptor, new Handler(), b.policy);
     this.threads = ThreadLocal.withInitial(() -> new ThreadState(this, dataSource));
+    this.virtualThreads = new VirtualThreadStates(this, dataSource);
   }
 
   /** A builder with no categories yet. */
@@ -402,7 +405,12 @@ public final class TrackEvent {
    * long, or before stopping a session from this thread).
    */
   public void flush() {
-    if (dataSource.isEnabled()) {
+    if (!dataSource.isEnabled()) {
+      return;
+    }
+    if (Thread.currentThread().isVirtual()) {
+      virtualThreads.flush(FLUSH); // its events went through the shared states' writers
+    } else {
       dataSource.trace(FLUSH);
     }
   }
@@ -434,6 +442,11 @@ public final class TrackEvent {
     return s;
   }
 
+  /** States virtual threads share, made so far (for tests). */
+  int virtualThreadStates() {
+    return virtualThreads.size();
+  }
+
   /** Whether the calling thread's events go straight to the only active session's writer (for tests). */
   boolean onLane() {
     return threadState().onLane();
@@ -441,8 +454,9 @@ public final class TrackEvent {
 
   /**
    * The calling thread's state: {@link #newest} if it is this thread's, else through {@link
-   * #threadCache}. Every step of an event waits on this answer, so the common case is one field
-   * load and one compare, beside the current thread's own lookup rather than after it.
+   * #threadCache}; for a virtual thread, a shared state held until the event's end. Every step of
+   * an event waits on this answer, so the common case is one field load and one compare, beside the
+   * current thread's own lookup rather than after it.
    */
   private ThreadState threadState() {
     Thread current = Thread.currentThread();
@@ -454,6 +468,9 @@ public final class TrackEvent {
   }
 
   private ThreadState cachedThreadState(Thread current) {
+    if (current.isVirtual()) {
+      return virtualThreads.claim(current); // held for this event only (ThreadState#tryClaim)
+    }
     int slot = (int) current.threadId() & (THREAD_CACHE_SIZE - 1);
     ThreadState s = threadCache[slot];
     if (s == null || s.thread() != current) {
