@@ -224,15 +224,19 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
   }
 
   /**
-   * Waits until no one holds this state, and takes it. Yields while it waits: the holder may be a
-   * virtual thread unmounted inside its event (waiting for a monitor), which a caller spinning on
-   * every carrier would never let run again. The caller holds no state meanwhile.
+   * Waits until no one holds this state, and takes it. Parks briefly while it waits: the holder may
+   * be a virtual thread unmounted inside its flush (waiting for the drain's monitor), and waiters
+   * that only yielded kept every carrier busy (a yielded virtual thread is scheduled again first),
+   * so the holder never ran again. The caller holds no state meanwhile, so parking is safe here.
    */
   void claimForFlush() {
     while (claimed.get() != 0 || !claimed.compareAndSet(0, 1)) {
-      Thread.yield();
+      java.util.concurrent.locks.LockSupport.parkNanos(FLUSH_CLAIM_BACKOFF_NANOS);
     }
   }
+
+  /** How long a flush waiting for a held state parks between looks. */
+  private static final long FLUSH_CLAIM_BACKOFF_NANOS = 50_000;
 
   /** Ends an unbound state's hold (nothing for a thread's own state). */
   void release() {
