@@ -60,6 +60,8 @@ public final class InProcessSession implements AutoCloseable {
 
   private final InProcessTracing tracing;
   private final TraceConfig config;
+  /** Whether start() warns about data sources no producer offers (a config the user gave). */
+  private final boolean warnMissing;
   private Path file;
   private State state = State.NEW;
   private TracingConsumer consumer;
@@ -67,9 +69,10 @@ public final class InProcessSession implements AutoCloseable {
   private String error = "";
   private byte[] trace;
 
-  InProcessSession(InProcessTracing tracing, TraceConfig config) {
+  InProcessSession(InProcessTracing tracing, TraceConfig config, boolean warnMissing) {
     this.tracing = tracing;
     this.config = config;
+    this.warnMissing = warnMissing;
   }
 
   /** The config as given. */
@@ -130,7 +133,9 @@ public final class InProcessSession implements AutoCloseable {
       }
       // The service sent every start before the event; the producer ran them before this answer.
       await(tracing.producer().sync(), START_TIMEOUT, "the producer's Sync");
-      warnAboutDataSourcesNotOffered();
+      if (warnMissing) {
+        warnAboutDataSourcesNotOffered();
+      }
     } catch (IOException | RuntimeException e) {
       consumer.close();
       state = State.STOPPED;

@@ -117,20 +117,29 @@ public final class InProcessTracing implements AutoCloseable {
    * {@code jvm.jfr} (if registered) into one 32 MiB buffer, until stopped.
    */
   public InProcessSession newSession() {
-    return newSession(TraceConfigs.defaults());
+    return newSession(TraceConfigs.defaults(), false);
   }
 
   /**
    * A new session with config (as upstream's {@code Tracing::NewTrace()} then {@code Setup}): nothing
    * runs until {@link InProcessSession#start()}. Sessions are independent; several may run at once.
-   * {@link TraceConfigs} builds the common configs and reads text ones.
+   * {@link TraceConfigs} builds the common configs and reads text ones. Its start logs a warning
+   * for each data source of config that no producer offers (a misspelt or unregistered one).
    */
   public InProcessSession newSession(TraceConfig config) {
+    return newSession(config, true);
+  }
+
+  /**
+   * A session; with warnMissing its start logs each data source of config no producer offers (the
+   * defaults name jvm.jfr for whoever registered it, so they are not checked).
+   */
+  private InProcessSession newSession(TraceConfig config, boolean warnMissing) {
     Objects.requireNonNull(config, "config");
     if (closed) {
       throw new IllegalStateException("in-process tracing closed");
     }
-    InProcessSession s = new InProcessSession(this, config);
+    InProcessSession s = new InProcessSession(this, config, warnMissing);
     sessions.add(s);
     return s;
   }

@@ -85,10 +85,10 @@ class PackagingIT {
     assertEquals(0, r.exit(), r::toString);
     Set<String> names = r.stdout().lines().map(l -> l.replaceFirst("@.*", ""))
         .collect(Collectors.toCollection(TreeSet::new));
-    // jdk.attach (and its jdk.internal.jvmstat): `jperfetto attach`; java.instrument and ASM are the agent's,
-    // outside the image.
+    // jdk.attach (and its jdk.internal.jvmstat): `jperfetto attach`; jdk.httpserver: `jperfetto open`;
+    // java.instrument and ASM are the agent's, outside the image.
     assertEquals(new TreeSet<>(Set.of("com.google.protobuf", "java.base", "java.logging", "jdk.attach",
-        "jdk.internal.jvmstat", "jdk.jfr", "jdk.unsupported", "org.jperfetto")),
+        "jdk.httpserver", "jdk.internal.jvmstat", "jdk.jfr", "jdk.unsupported", "org.jperfetto")),
         names, r::toString);
     assertFalse(Files.exists(image.resolve("include")), "--no-header-files: include/ must be absent");
     assertFalse(Files.exists(image.resolve("man")), "--no-man-pages: man/ must be absent");

@@ -95,6 +95,9 @@ class InProcessTracingIT {
       try (InProcessSession good = tracing.newSession(config()).start()) {
         assertEquals(List.of(), warnings, "track_event is offered");
       }
+      try (InProcessSession defaults = tracing.newSession().start()) {
+        assertEquals(List.of(), warnings, "the defaults name jvm.jfr for whoever registered it: no warning");
+      }
     } finally {
       log.removeHandler(handler);
     }
