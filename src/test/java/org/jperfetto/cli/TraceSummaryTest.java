@@ -83,6 +83,21 @@ class TraceSummaryTest {
   }
 
   @Test
+  void theServicesMarkOnEachSequencesFirstPacketIsNoLoss(@TempDir Path dir) throws IOException {
+    Trace trace = Trace.newBuilder()
+        .addPacket(begin(1, true, true)) // the service marks every sequence's first packet
+        .addPacket(begin(2, true, true))
+        .addPacket(begin(1, false, false))
+        .addPacket(begin(2, true, true)) // a real loss on sequence 2
+        .build();
+    Path file = dir.resolve("trace");
+    Files.write(file, trace.toByteArray());
+    assertEquals(Jperfetto.EXIT_OK, new TraceSummary().run(new String[] {file.toString()}, ctx));
+    String line = out.toString(StandardCharsets.UTF_8).trim();
+    assertTrue(line.contains(" previous_packet_dropped=1 "), line);
+  }
+
+  @Test
   void readableSliceBeginsLeaveOutWhatTraceProcessorSkipsAfterALoss(@TempDir Path dir) throws IOException {
     Trace trace = Trace.newBuilder()
         .addPacket(begin(1, false, false)) // before any state: skipped
