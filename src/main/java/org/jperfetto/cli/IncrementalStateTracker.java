@@ -10,7 +10,7 @@ import org.jperfetto.protos.TracePacket;
  * since. A packet marked previous_packet_dropped that does not also clear the state makes the
  * sequence unreadable until the next clear, as trace_processor does; so a writer that keeps
  * writing on the old state after a loss has every later packet skipped. Packets that need no
- * state are always read. Memory: two bits per sequence id.
+ * state are always read. Memory: three bits per sequence id.
  */
 final class IncrementalStateTracker {
   private static final int CLEARED = TracePacket.SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED_VALUE;
@@ -30,6 +30,19 @@ final class IncrementalStateTracker {
 
   private final BitSet cleared = new BitSet();
   private final BitSet readable = new BitSet();
+  private final BitSet seen = new BitSet();
+
+  /**
+   * Takes packet p in trace order; says whether its previous_packet_dropped is a loss trace_processor
+   * counts. The service marks every sequence's first packet (it cannot know what came before), and
+   * trace_processor counts the mark only on a later packet of the sequence. Call once per packet.
+   */
+  boolean countsLoss(TracePacket p) {
+    int seq = p.getTrustedPacketSequenceId();
+    boolean first = !seen.get(seq);
+    seen.set(seq);
+    return !first && p.getPreviousPacketDropped() != 0;
+  }
 
   /** Takes packet p in trace order; says whether trace_processor would read it. */
   Verdict judge(TracePacket p) {

@@ -148,7 +148,6 @@ public final class TraceSummary implements Subcommand {
     long writerLoss = 0;
     long written = 0;
     int outcome = 0;
-    java.util.Set<Integer> sequencesSeen = new java.util.HashSet<>();
     while (!cis.isAtEnd()) {
       int tag = cis.readTag();
       if (tag != TracePacketRecord.PACKET_TAG) {
@@ -159,9 +158,7 @@ public final class TraceSummary implements Subcommand {
       cis.resetSizeCounter();
       packets++;
       IncrementalStateTracker.Verdict verdict = state.judge(p);
-      // The service marks every sequence's first packet in the trace (it cannot know what came
-      // before); trace_processor counts the mark as a loss only on a later packet, and so does this.
-      if (!sequencesSeen.add(p.getTrustedPacketSequenceId()) && p.getPreviousPacketDropped() != 0) {
+      if (state.countsLoss(p)) {
         afterLoss++;
       }
       if (p.hasTrackEvent()) {
