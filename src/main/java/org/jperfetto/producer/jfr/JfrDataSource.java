@@ -3,6 +3,7 @@ package org.jperfetto.producer.jfr;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.jperfetto.producer.BufferExhaustedPolicy;
 import org.jperfetto.producer.DataSource;
 import org.jperfetto.producer.DataSourceHandler;
@@ -40,6 +41,9 @@ public final class JfrDataSource {
   public static final Duration DRAIN_TIMEOUT = Duration.ofMillis(3000);
 
   private static final Logger LOG = System.getLogger(JfrDataSource.class.getName());
+  /** Whether this runtime has JDK Flight Recorder: a jlinked runtime may have left jdk.jfr out. */
+  static final boolean JFR_IN_RUNTIME = ModuleLayer.boot().findModule("jdk.jfr").isPresent();
+  private static final AtomicBoolean TOLD_NO_JFR = new AtomicBoolean();
 
   private JfrDataSource() {}
 
@@ -114,6 +118,14 @@ public final class JfrDataSource {
 
     @Override
     public JfrBridge onSetup(DataSourceInstance<JfrBridge> instance) {
+      if (!JFR_IN_RUNTIME) {
+        if (TOLD_NO_JFR.compareAndSet(false, true)) {
+          LOG.log(Level.WARNING, "jvm.jfr: this Java runtime has no jdk.jfr module, so the JVM's own events and "
+              + "Java stack samples are not recorded; TrackEvent and other data sources record as usual "
+              + "(a runtime with jdk.jfr, e.g. jlink --add-modules jdk.jfr, records them)");
+        }
+        return null;
+      }
       String text = instance.config().getLegacyConfig();
       try {
         return new JfrBridge(JfrConfig.parse(text.isBlank() ? defaultConfig : text), dataSource, instance);
