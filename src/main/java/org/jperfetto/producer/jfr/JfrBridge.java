@@ -149,7 +149,7 @@ public final class JfrBridge {
       if (effective.has(EventGroup.SAMPLES) || allocationStacks) {
         JfrConfig.Sampling sampling = effective.sampling();
         sampleEncoder = new StackSampleEncoder((int) ProcessHandle.current().pid(), sampling.depth(),
-            effective.has(EventGroup.SAMPLES) && sampling.sampler() == JfrConfig.Sampler.CPU);
+            effective.has(EventGroup.SAMPLES) && sampling.sampler() == JfrConfig.Sampler.CPU, encoder);
       }
       rs = new RecordingStream();
       rs.setSettings(effective.settings());
@@ -388,6 +388,7 @@ public final class JfrBridge {
     }
     lastWriter = ctx.writer();
     int generation = instance.incrementalStateGeneration();
+    clearTracksOnNewGeneration(generation);
     if (sampleEncoder.write(sampleNanos, sampleThread, sampleStack, sampleInNative, ctx.writer(), generation)) {
       samplesWritten++;
     }
@@ -400,10 +401,7 @@ public final class JfrBridge {
       }
       lastWriter = ctx.writer();
       int generation = instance.incrementalStateGeneration();
-      if (generation != seenGeneration) {
-        seenGeneration = generation;
-        encoder.clearIncrementalState();
-      }
+      clearTracksOnNewGeneration(generation);
       for (JvmEvent ev : events) {
         if (stack != null && ev instanceof JvmEvent.Instant) {
           long iid = sampleEncoder.callstack(stack, clock.toTrace(ev.epochNanos()), ctx.writer(), generation);
@@ -414,6 +412,14 @@ public final class JfrBridge {
       }
     });
     eventsWritten += events.size();
+  }
+
+  /** A new incremental state generation (a clear): the tracks are described again. */
+  private void clearTracksOnNewGeneration(int generation) {
+    if (generation != seenGeneration) {
+      seenGeneration = generation;
+      encoder.clearIncrementalState();
+    }
   }
 
   private void onStreamFlush() {
