@@ -914,6 +914,9 @@ public final class TracingProducer implements AutoCloseable {
     private CommitBatch spare = new CommitBatch(); // guarded by drainLock
     private final CommitDataEncoder commitEncoder = new CommitDataEncoder(); // guarded by drainLock
     final Runnable drainTask = this::drain;
+    /** Drains and tasks of virtual threads, done on a platform thread (see VirtualThreadHandOff). */
+    private final VirtualThreadHandOff handOff =
+        new VirtualThreadHandOff("jperfetto-handoff-" + name, this::commitPending, () -> lost || closed);
     /** For {@link #drain(long)}: whichever batch is pending. */
     private static final long ANY_BATCH = -1;
 
@@ -950,7 +953,9 @@ public final class TracingProducer implements AutoCloseable {
       if (lost) {
         return;
       }
-      if (startup != null) {
+      if (Thread.currentThread().isVirtual()) {
+        handOff.drainSoon();
+      } else if (startup != null) {
         run(drainTask);
       } else {
         drain();
@@ -964,6 +969,10 @@ public final class TracingProducer implements AutoCloseable {
     @Override
     public void commitSoon(long batch) {
       if (lost || closed) {
+        return;
+      }
+      if (Thread.currentThread().isVirtual()) {
+        handOff.post(() -> commitSoon(batch));
         return;
       }
       try {
@@ -1017,14 +1026,23 @@ public final class TracingProducer implements AutoCloseable {
 
     @Override
     public void registerTraceWriter(int writerId, int targetBuffer) {
-      run(() -> invokeNoReply("RegisterTraceWriter", RegisterTraceWriterRequest.newBuilder()
+      runFromWriter(() -> invokeNoReply("RegisterTraceWriter", RegisterTraceWriterRequest.newBuilder()
           .setTraceWriterId(writerId).setTargetBuffer(targetBuffer).build()));
     }
 
     @Override
     public void unregisterTraceWriter(int writerId) {
-      run(() -> invokeNoReply("UnregisterTraceWriter",
+      runFromWriter(() -> invokeNoReply("UnregisterTraceWriter",
           UnregisterTraceWriterRequest.newBuilder().setTraceWriterId(writerId).build()));
+    }
+
+    /** Runs task on the producer thread; from a virtual thread, by way of the hand-off thread. */
+    private void runFromWriter(Runnable task) {
+      if (Thread.currentThread().isVirtual()) {
+        handOff.post(() -> run(task));
+      } else {
+        run(task);
+      }
     }
   }
 }
