@@ -311,6 +311,9 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
    */
   void emit() {
     try {
+      if (unbound) {
+        addCarrier();
+      }
       timestamp = System.nanoTime();
       if (laneVersion == dataSource.instancesVersion() && category.enabledInstances() == laneMask) {
         write(laneWriter, laneSeq, laneSession);
@@ -336,6 +339,22 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
       release();
     }
   }
+
+  /**
+   * A virtual thread's slice begin or instant says which carrier ran it: an int debug annotation
+   * {@value #CARRIER_TID_ARG} with the carrier's tid, the thread track the event ran on (a virtual
+   * thread's slices hop between carriers across sleeps and parks). Only when the event has room
+   * for another inline argument; its name is interned once per sequence, so it costs the gettid
+   * system call and a few bytes, and allocates nothing.
+   */
+  private void addCarrier() {
+    if ((type == TYPE_SLICE_BEGIN || type == TYPE_INSTANT) && argCount < MAX_INLINE_ARGS) {
+      arg(CARRIER_TID_ARG, ARG_LONG, org.jperfetto.os.Threads.currentTid(), null);
+    }
+  }
+
+  /** The debug annotation naming a virtual thread's carrier (see {@link #addCarrier}). */
+  static final String CARRIER_TID_ARG = "carrier_tid";
 
   @Override
   public void trace(TraceContext<Session> ctx) {
