@@ -13,6 +13,7 @@ import org.jperfetto.abi.ChunkHandle;
 import org.jperfetto.abi.ChunkHeader;
 import org.jperfetto.abi.PageLayout;
 import org.jperfetto.abi.SharedMemoryAbi;
+import org.jperfetto.ipc.MountedLock;
 import org.jperfetto.producer.proto.PatchList;
 
 /**

@@ -3,43 +3,29 @@ package org.jperfetto.producer;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 
 /**
- * Work a virtual thread must not do itself because it may block: sending CommitData (the drain's
- * lock, the socket's send lock) and handing tasks to the producer thread (its executor's queue
- * takes a parking lock). A virtual thread gets there from inside a packet on a writer that virtual
- * threads share, and blocking unmounts it with that writer held. It posts the work here instead,
- * without locks (a flag, a lock-free queue, an unpark), and one platform thread of this connection,
- * started when first needed, does it.
+ * Tasks a virtual thread hands to the producer thread: the producer's executor queue takes a
+ * parking lock, and a virtual thread gets there (a late drain, Register/UnregisterTraceWriter) from
+ * inside a packet on a writer that virtual threads share, where parking would unmount it with that
+ * writer held. It posts the task here instead, without locks (a lock-free queue and an unpark),
+ * and one platform thread of this connection, started when first needed, passes it on.
  */
 final class VirtualThreadHandOff {
   private static final long IDLE_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
   private final String name;
-  private final Runnable drain;
   private final BooleanSupplier over;
-  private final AtomicBoolean drainWanted = new AtomicBoolean();
   private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
   private final AtomicReference<Thread> thread = new AtomicReference<>();
 
-  /**
-   * drain: sends the pending batch; over: the connection is gone (the thread ends once it says so).
-   */
-  VirtualThreadHandOff(String name, Runnable drain, BooleanSupplier over) {
+  /** over: the connection is gone (the thread ends once it says so). */
+  VirtualThreadHandOff(String name, BooleanSupplier over) {
     this.name = name;
-    this.drain = drain;
     this.over = over;
-  }
-
-  /** Asks for a drain soon (requests coalesce). */
-  void drainSoon() {
-    if (!drainWanted.get() && drainWanted.compareAndSet(false, true)) {
-      wake();
-    }
   }
 
   /** Runs task on the hand-off thread soon. */
@@ -64,10 +50,6 @@ final class VirtualThreadHandOff {
   private void loop() {
     while (!over.getAsBoolean()) {
       boolean worked = false;
-      if (drainWanted.getAndSet(false)) {
-        runQuietly(drain);
-        worked = true;
-      }
       for (Runnable task; (task = tasks.poll()) != null; ) {
         runQuietly(task);
         worked = true;

@@ -1,4 +1,4 @@
-package org.jperfetto.producer;
+package org.jperfetto.ipc;
 
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -8,13 +8,15 @@ import java.util.concurrent.locks.ReentrantLock;
  * on monitor waits too). A virtual thread that takes the arbiter's lock may be in the middle of a
  * packet on a writer that virtual threads share (TrackEvent's); unmounted there, it keeps that
  * writer from every other virtual thread until it is scheduled again, which a busy scheduler may
- * put off for long. Platform threads park as with any lock. Hold it only for short sections that
- * do not block, so that a spinner waits microseconds.
+ * put off for long. The producer's arbiter, its drain and the IPC client's sends use it, the path
+ * of a writer that completes a chunk. Platform threads park as with any lock. Hold it only for
+ * short sections that do not block, so that a spinner waits microseconds.
  */
-final class MountedLock {
+public final class MountedLock {
   private final ReentrantLock lock = new ReentrantLock();
 
-  void lock() {
+  /** Takes the lock: a virtual thread spins, a platform thread parks. Reentrant. */
+  public void lock() {
     if (!Thread.currentThread().isVirtual()) {
       lock.lock();
       return;
@@ -24,7 +26,7 @@ final class MountedLock {
     }
   }
 
-  void unlock() {
+  public void unlock() {
     lock.unlock();
   }
 }
