@@ -95,7 +95,7 @@ class ThreadsComeAndGoIT {
   @Test
   void shortLivedVirtualThreadsOneAfterAnotherLoseNothingAndGetATrackEach() throws Exception {
     Category req = Category.of("req");
-    TrackEvent te = TrackEvent.builder().categories(req).processName("come_and_go").build();
+    TrackEvent te = TrackEvent.builder().categories(req).processName("come_and_go").carrierTids(true).build();
     DecodedEvents d = record(32 * 1024, req, te,
         () -> oneAfterAnother(THREADS, Thread.ofVirtual(), te, req));
     assertAllSlices(d, THREADS);
@@ -144,7 +144,9 @@ class ThreadsComeAndGoIT {
       assertEquals(6, events.size());
       assertEquals(2, maxDepth(events), "request around parse, then respond: " + events);
     }
-    assertCarriersNamed(d.named("parse"));
+    for (DecodedEvents.Event e : d.named("parse")) {
+      assertEquals(Map.of(), e.args(), "no carrier_tid unless asked for");
+    }
   }
 
   /** n virtual threads at once, each a "request" slice around "parse" and "respond", sleeping in each. */
