@@ -229,7 +229,8 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
 
   /**
    * Waits until no one holds this state, and takes it. Parks briefly while it waits: the holder may
-   * be a virtual thread unmounted inside its flush (waiting for the drain's monitor), and waiters
+   * be a virtual thread that is not mounted (an event function that blocked, or, before the
+   * producer's locks became MountedLocks, a flush waiting for the drain's monitor), and waiters
    * that only yielded kept every carrier busy (a yielded virtual thread is scheduled again first),
    * so the holder never ran again. The caller holds no state meanwhile, so parking is safe here.
    */
