@@ -79,6 +79,13 @@ class ConsumerPortFuzzTest {
 
     /** Invokes as the host does: undecodable arguments fail the call; replies are collected. */
     List<IPCFrame> invoke(ClientInfo c, int methodId, ByteString args) {
+      if (methodId == port.methodId("Detach")) {
+        try {
+          keys.add(DetachRequest.parseFrom(args).getKey()); // to attach and free it at the end
+        } catch (InvalidProtocolBufferException e) {
+          // the call fails the same way
+        }
+      }
       List<IPCFrame> replies = new ArrayList<>();
       MethodCall call = InProcessCalls.call(c, port, methodId, ++lastRequestId, args, replies::add);
       try {
@@ -126,7 +133,7 @@ class ConsumerPortFuzzTest {
         case 0 -> h.invoke(c, data.consumeInt(1, ConsumerPortService.METHODS.size()),
             ByteString.copyFrom(data.consumeBytes(data.consumeInt(0, 64))));
         case 1, 2 -> {
-          MessageLite req = request(data, h);
+          MessageLite req = request(data);
           int repeat = data.consumeBoolean() ? data.consumeInt(2, 40) : 1; // a flood of the same call
           String method = methodOf(req);
           for (int r = 0; r < repeat; r++) {
@@ -178,15 +185,11 @@ class ConsumerPortFuzzTest {
   }
 
   /** A request of one of the methods that take fields, from fuzzed values. */
-  private static MessageLite request(FuzzedDataProvider data, Harness h) {
+  private static MessageLite request(FuzzedDataProvider data) {
     return switch (data.consumeInt(0, 7)) {
       case 0 -> EnableTracingRequest.newBuilder().setTraceConfig(config(data)).build();
       case 1 -> ChangeTraceConfigRequest.newBuilder().setTraceConfig(config(data)).build();
-      case 2 -> {
-        String key = data.consumeString(8);
-        h.keys.add(key);
-        yield DetachRequest.newBuilder().setKey(key).build();
-      }
+      case 2 -> DetachRequest.newBuilder().setKey(data.consumeString(8)).build();
       case 3 -> AttachRequest.newBuilder().setKey(data.consumeString(8)).build();
       case 4 -> CloneSessionRequest.newBuilder().setSessionId(data.consumeLong(0, 20))
           .setUniqueSessionName(data.consumeBoolean() ? data.consumeString(4) : "").build();

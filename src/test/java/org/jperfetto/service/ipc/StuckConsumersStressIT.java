@@ -188,16 +188,32 @@ class StuckConsumersStressIT {
       long droppedAfterMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - stuckSince);
       sampler.interrupt();
       long rssAfter = rssKb(pid);
+      // Last, a full-speed read of a filled 64 MiB buffer, for the read-out rate.
+      double readMbPerS;
+      try (TracingConsumer fast = TracingConsumer.connect(consumerSocket)) {
+        TracingSession s = fast.enableTracing(config(64 * 1024, TraceConfig.BufferConfig.FillPolicy.DISCARD));
+        int n = 64 * 1024 * 1024 * 9 / 10 / 2040;
+        fill(p, 50, n, 2000);
+        fast.disableTracing().get(10, TimeUnit.SECONDS);
+        assertTrue(s.disabled().get(10, TimeUnit.SECONDS).ok());
+        p.await(GetAsyncCommandResponse.CmdCase.STOP_DATA_SOURCE);
+        long t0 = System.nanoTime();
+        List<TracePacket> got = org.jperfetto.testing.Recordings.read(fast, java.time.Duration.ofSeconds(60));
+        readMbPerS = n * 2040.0 / (1 << 20) / ((System.nanoTime() - t0) / 1e9);
+        assertEquals(n, got.stream().filter(TracePacket::hasForTesting).count(), "the fast read is complete");
+      }
+
       Collections.sort(stuckQueryMs);
       Collections.sort(queryMs);
       long max = Math.max(stuckQueryMs.getLast(), queryMs.getLast());
       System.out.printf("STRESS jtraced VmRSS MB: idle=%d filled=%d stuck=%d withSlowAndLiveMax=%d afterDrop=%d;"
               + " stuck readers dropped by %d ms; QueryServiceState while only stuck: p50=%d max=%d ms (%d),"
               + " beside slow and live: p50=%d max=%d ms (%d); live sessions complete=%d;"
-              + " slow reader got %d packets%n",
+              + " slow reader got %d packets; a fast read of 64 MiB at %.0f MiB/s%n",
           rssIdle >> 10, rssFilled >> 10, rssStuck >> 10, rssWhileStuckMax >> 10, rssAfter >> 10,
           droppedAfterMs, stuckQueryMs.get(stuckQueryMs.size() / 2), stuckQueryMs.getLast(), stuckQueryMs.size(),
-          queryMs.get(queryMs.size() / 2), queryMs.getLast(), queryMs.size(), liveSessions, packets[2]);
+          queryMs.get(queryMs.size() / 2), queryMs.getLast(), queryMs.size(), liveSessions, packets[2],
+          readMbPerS);
       assertTrue(liveSessions >= 3, "live sessions: " + liveSessions);
       assertTrue(max < QUERY_BOUND_MS, "a query waited " + max + " ms");
       assertTrue(rssStuck - rssFilled < STUCK_RSS_BOUND_MB << 10,
