@@ -173,11 +173,7 @@ class ConsumerFlowControlIT extends SocketFixture {
     int n = 6_000;
     List<Integer> seqs = new ArrayList<>();
     try (RawConsumer c = RawConsumer.connect(consumerSocket)) {
-      long enableId = enable(c, config(8 * 1024, DISCARD));
-      fill(p, 1, n, 1000);
-      disable(c, enableId);
-      long readId = c.invoke("ReadBuffers", ReadBuffersRequest.getDefaultInstance());
-      Thread.sleep(200); // the read pauses on the full socket
+      long readId = pausedRead(c, p, n);
       long detachId = c.invoke("Detach", DetachRequest.newBuilder().setKey("mid").build());
       boolean readEnded = false;
       boolean detached = false;
@@ -211,6 +207,46 @@ class ConsumerFlowControlIT extends SocketFixture {
       assertTrue(seqs.get(i) > seqs.get(i - 1), "in order, none twice: " + seqs.get(i - 1) + ", " + seqs.get(i));
     }
     assertEquals(n - 1, (int) seqs.getLast(), "the attached consumer reads on to the end");
+  }
+
+  @Test
+  void aCloneTakenDuringAPausedReadLeavesThatReadWhole() throws Exception {
+    SocketProducer p = producer("bulk");
+    int n = 4_000;
+    try (RawConsumer owner = RawConsumer.connect(consumerSocket)) {
+      long readId = pausedRead(owner, p, n);
+      TracingConsumer cloner = consumer();
+      long id = cloner.queryServiceState(true).get(5, TimeUnit.SECONDS).getTracingSessions(0).getId();
+      var cloned = cloner.cloneSession(org.jperfetto.protos.CloneSessionRequest.newBuilder().setSessionId(id).build(),
+          -1).get(5, TimeUnit.SECONDS);
+      assertTrue(cloned.getSuccess(), cloned.getError());
+      List<TracePacket> copy = SessionIT.read(cloner);
+      List<byte[]> whole = testPackets(owner.readPackets(readId, 0));
+      assertEquals(n, whole.size(), "the owner's read goes on to the end");
+      for (int i = 0; i < n; i++) {
+        assertEquals(i, TracePacket.parseFrom(whole.get(i)).getForTesting().getSeqValue());
+      }
+      List<Integer> copied = copy.stream().filter(TracePacket::hasForTesting)
+          .map(t -> t.getForTesting().getSeqValue()).toList();
+      assertFalse(copied.isEmpty(), "the clone holds what the paused read had not taken yet");
+      assertEquals(n - 1, (int) copied.getLast());
+      for (int i = 1; i < copied.size(); i++) {
+        assertEquals(copied.get(i - 1) + 1, (int) copied.get(i), "the clone's packets are the unread tail, in order");
+      }
+    }
+  }
+
+  /**
+   * A session of c with n packets of about 1 KB, stopped, and a ReadBuffers that c does not read
+   * yet (paused on the full socket by now); returns its request id.
+   */
+  private static long pausedRead(RawConsumer c, SocketProducer p, int n) throws Exception {
+    long enableId = enable(c, config(8 * 1024, DISCARD));
+    fill(p, 1, n, 1000);
+    disable(c, enableId);
+    long readId = c.invoke("ReadBuffers", ReadBuffersRequest.getDefaultInstance());
+    Thread.sleep(200);
+    return readId;
   }
 
   private static List<Integer> seqsOf(IPCFrame.InvokeMethodReply r) throws Exception {
