@@ -46,7 +46,8 @@ import org.jperfetto.service.TracingService;
 /**
  * ConsumerPort on a socket: each client that binds it becomes one {@link ConsumerEndpoint}.
  * As upstream: EnableTracing is answered only when the session ends (disabled=true and the error,
- * if any); ReadBuffers answers with a stream of ReadBuffersResponse; Flush succeeds or fails as
+ * if any); ReadBuffers answers with a stream of ReadBuffersResponse, produced batch by batch as the
+ * consumer's socket drains (see {@link #READ_HIGH_WATER_BYTES}); Flush succeeds or fails as
  * the service reports; ObserveEvents is a stream closed by the next ObserveEvents (or an empty
  * mask); QueryServiceState is cut into replies that fit a frame; CloneSession is answered when
  * the service reports the clone. A method without a handler in {@link #handlers} answers a
