@@ -53,12 +53,14 @@ public class OldJdkTarget {
   }
 
   static void spin() {
-    long x = 0;
+    long x = 0x9E3779B97F4A7C15L;
     while (true) {
-      x = x * 31 + System.nanoTime();
-      if ((x & 0xFFFFF) == 0) {
-        sink = x;
+      for (int i = 0; i < 10_000; i++) {
+        x ^= x << 13;
+        x ^= x >>> 7;
+        x ^= x << 17;
       }
+      sink = x;
     }
   }
 }
