@@ -4,8 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A plain program for the attach and agent tests on JDKs older than jperfetto's (run with the
- * source launcher, JDK 11+): a thread called "jfr-hot" spinning in {@link #spin}, and a main thread
+ * A plain program for the attach and agent tests on JDKs older than jperfetto's (compiled for
+ * JDK 11 by the tests): a thread called "jfr-hot" spinning in {@link #spin}, and a main thread
  * that allocates and calls System.gc() every 100 ms, printing "gc BEFORE AFTER" (System.nanoTime,
  * CLOCK_MONOTONIC) around each call. It prints "ready" first and exits with the status given as
  * its first argument once its standard input ends (or at once with a second argument "now").

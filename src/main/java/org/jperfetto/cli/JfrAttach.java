@@ -58,6 +58,9 @@ final class JfrAttach {
         return Jperfetto.EXIT_ERROR;
       }
       RemoteJfr jfr = new RemoteJfr((int) pid, connection);
+      // Initializes the target's Flight Recorder now (seconds on a busy machine), not when the
+      // first session starts and would miss its first moments.
+      jfr.eventTypes();
       CompletableFuture<String> end = new CompletableFuture<>();
       jmx.addConnectionNotificationListener((n, hb) -> {
         String type = n.getType();

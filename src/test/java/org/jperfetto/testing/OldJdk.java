@@ -17,7 +17,7 @@ import java.util.stream.Stream;
  */
 public final class OldJdk {
   private static final Pattern VERSION = Pattern.compile("^JAVA_VERSION=\"(1\\.)?(\\d+)[^\"]*\"", Pattern.MULTILINE);
-  /** The program the old-JDK tests run, with the source launcher (src/test/old-jdk). */
+  /** The program the old-JDK tests run (src/test/old-jdk). */
   public static final Path TARGET_SOURCE = Path.of("src/test/old-jdk/OldJdkTarget.java").toAbsolutePath();
 
   private OldJdk() {}
@@ -45,14 +45,36 @@ public final class OldJdk {
         + " packages only OpenJDK 17, and no registry this machine reaches serves a JDK " + feature + ")";
   }
 
-  /** The command that runs OldJdkTarget on the JDK at home, with jvmFlags, then its arguments. */
-  public static List<String> targetCommand(Path home, List<String> jvmFlags, String... args) {
+  /**
+   * The command that runs OldJdkTarget on the JDK at home, with jvmFlags, then its arguments: the
+   * program compiled here for Java 11 (once per test JVM; the source launcher of a cold JDK 17
+   * would take seconds to do it on a busy machine).
+   */
+  public static List<String> targetCommand(Path home, List<String> jvmFlags, String... args) throws IOException {
     List<String> c = new java.util.ArrayList<>();
     c.add(home.resolve("bin/java").toString());
     c.addAll(jvmFlags);
-    c.add(TARGET_SOURCE.toString());
+    c.addAll(List.of("-cp", targetClasses().toString(), "OldJdkTarget"));
     c.addAll(List.of(args));
     return c;
+  }
+
+  private static Path compiled;
+
+  private static synchronized Path targetClasses() throws IOException {
+    if (compiled == null) {
+      Path out = Files.createTempDirectory("old-jdk-target");
+      out.toFile().deleteOnExit();
+      java.util.spi.ToolProvider javac = java.util.spi.ToolProvider.findFirst("javac")
+          .orElseThrow(() -> new IOException("no javac in " + System.getProperty("java.home")));
+      int rc = javac.run(System.out, System.err, "--release", "11", "-d", out.toString(), TARGET_SOURCE.toString());
+      if (rc != 0) {
+        throw new IOException("javac " + TARGET_SOURCE + " failed: " + rc);
+      }
+      out.resolve("OldJdkTarget.class").toFile().deleteOnExit();
+      compiled = out;
+    }
+    return compiled;
   }
 
   private static int feature(Path home) {

@@ -75,11 +75,13 @@ class AttachJfrModeIT {
       targetOut.await("ready on 17", 30);
       long pid = target.pid();
 
+      phase("started");
       Captured list = attach(env, "--list");
       String row = list.out.lines().filter(l -> l.startsWith(pid + " ")).findFirst().orElse("");
-      assertTrue(row.contains("OldJdkTarget") && row.contains(" 17.") && row.strip().endsWith("jfr"),
+      assertTrue(row.contains(" OldJdkTarget ") && row.contains(" 17.") && row.strip().endsWith("jfr"),
           "--list shows the JDK 17 program with mode jfr: " + list.out);
 
+      phase("listed");
       ProcessBuilder attachPb = new ProcessBuilder(ChildJvm.command("org.jperfetto.cli.Jperfetto", "attach",
           Long.toString(pid), "socket=" + p));
       attachPb.environment().put("XDG_RUNTIME_DIR", dir.toString());
@@ -89,6 +91,7 @@ class AttachJfrModeIT {
       assertTrue(Files.exists(dir.resolve("jperfetto/attach-" + pid + ".pid")), "the pid file --detach reads");
       assertFalse(recordings(home, pid), "no recording in the target while no session enables jvm.jfr");
 
+      phase("attached");
       List<TracePacket> packets;
       try (TracingConsumer consumer = TracingConsumer.connect(c)) {
         TraceConfig config = TraceConfig.newBuilder()
@@ -102,12 +105,15 @@ class AttachJfrModeIT {
           assertTrue(System.nanoTime() < deadline, "a recording started in the target: " + attachOut);
           Thread.sleep(100);
         }
+        phase("recording");
         int gcsBefore = targetOut.count("gc ");
         while (targetOut.count("gc ") < gcsBefore + 10) {
           Thread.sleep(100);
         }
         Thread.sleep(1000);
+        phase("workload");
         consumer.flush(Duration.ofSeconds(5), FlushFlags.NONE).get(10, TimeUnit.SECONDS);
+        phase("flushed");
         consumer.disableTracing().get(20, TimeUnit.SECONDS);
         TracingDisabled d = session.disabled().get(20, TimeUnit.SECONDS);
         assertTrue(d.ok(), d.error());
@@ -116,8 +122,10 @@ class AttachJfrModeIT {
         consumer.readBuffers((slices, size) -> out.add(TracePacket.parseFrom(ByteString.copyFrom(slices))))
             .get(20, TimeUnit.SECONDS);
       }
+      phase("read");
       awaitNoRecording(home, pid, "once the session ended");
 
+      phase("closed");
       TraceSlices trace = new TraceSlices(packets);
       List<TraceSlices.Slice> gcs = trace.slices.stream()
           .filter(s -> trace.trackName(s.track()).startsWith("GC")).toList();
@@ -156,6 +164,7 @@ class AttachJfrModeIT {
       long leaf = hot.stream().filter(s -> s.leaf().equals(HOT)).count();
       assertTrue(leaf >= 0.8 * hot.size(), leaf + " of " + hot.size() + " samples have " + HOT + " as leaf");
 
+      phase("decoded");
       Captured detach = attach(env, "--detach", Long.toString(pid));
       assertEquals(0, detach.code, detach.err);
       assertTrue(attacher.waitFor(20, TimeUnit.SECONDS), "the attaching process ended");
@@ -167,6 +176,7 @@ class AttachJfrModeIT {
       assertEquals(1, again.code);
       assertTrue(again.err.contains("nothing is attached to JVM " + pid), again.err);
 
+      phase("detached");
       target.getOutputStream().close();
       assertTrue(target.waitFor(20, TimeUnit.SECONDS), "the program ended");
       assertEquals(7, target.exitValue(), "the program's own exit status");
@@ -196,6 +206,15 @@ class AttachJfrModeIT {
     assertTrue(target.waitFor(20, TimeUnit.SECONDS));
     assertEquals(7, target.exitValue());
     assertFalse(String.join("\n", targetOut.lines).contains("Exception"), "nothing in the target's output");
+  }
+
+  private long phaseStart = System.nanoTime();
+
+  /** Prints how long the phase that ends now took (the IT's time goes to JVM starts and JFR's pace). */
+  private void phase(String ended) {
+    long now = System.nanoTime();
+    System.out.println("attach jfr mode: " + ended + " after " + (now - phaseStart) / 1_000_000 + " ms");
+    phaseStart = now;
   }
 
   /** The pid of a track's thread, or of its process (for a process lane or counter). */
