@@ -55,10 +55,15 @@ class AttachJfrModeIT {
 
   @TempDir Path dir;
   final List<Process> processes = new ArrayList<>();
+  /** The background attach, started by a process of ours but not our child. */
+  ProcessHandle background;
 
   @AfterEach
   void end() {
     processes.forEach(Process::destroyForcibly);
+    if (background != null) {
+      background.destroyForcibly();
+    }
   }
 
   @Test
@@ -82,13 +87,24 @@ class AttachJfrModeIT {
           "--list shows the JDK 17 program with mode jfr: " + list.out);
 
       phase("listed");
+      // In the background, as for a long-lived target: the launched copy writes the pid file --detach reads.
       ProcessBuilder attachPb = new ProcessBuilder(ChildJvm.command("org.jperfetto.cli.Jperfetto", "attach",
-          Long.toString(pid), "socket=" + p));
+          Long.toString(pid), "--background", "socket=" + p));
       attachPb.environment().put("XDG_RUNTIME_DIR", dir.toString());
-      Process attacher = start(attachPb.redirectErrorStream(true));
-      Lines attachOut = new Lines(attacher);
-      attachOut.await("JFR mode for JVM " + pid, 30);
-      assertTrue(Files.exists(dir.resolve("jperfetto/attach-" + pid + ".pid")), "the pid file --detach reads");
+      Process launcher = start(attachPb.redirectErrorStream(true));
+      Lines launcherOut = new Lines(launcher);
+      assertTrue(launcher.waitFor(30, TimeUnit.SECONDS), "the launching attach returned");
+      assertEquals(0, launcher.exitValue(), launcherOut.toString());
+      launcherOut.await("in the background (process ", 5);
+      Path pidFile = dir.resolve("jperfetto/attach-" + pid + ".pid");
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (!Files.exists(pidFile) || Files.readString(pidFile).isBlank()) {
+        assertTrue(System.nanoTime() < deadline, "the background attach wrote " + pidFile);
+        Thread.sleep(100);
+      }
+      ProcessHandle attacher = ProcessHandle.of(Long.parseLong(Files.readString(pidFile).strip())).orElseThrow();
+      background = attacher;
+      assertTrue(launcherOut.toString().contains("(process " + attacher.pid() + ")"), launcherOut.toString());
       assertFalse(recordings(home, pid), "no recording in the target while no session enables jvm.jfr");
 
       phase("attached");
@@ -100,9 +116,9 @@ class AttachJfrModeIT {
                 .setName(JfrDataSource.NAME).setLegacyConfig("groups=gc,samples,threads")))
             .build();
         TracingSession session = consumer.enableTracing(config);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (!recordings(home, pid)) {
-          assertTrue(System.nanoTime() < deadline, "a recording started in the target: " + attachOut);
+          assertTrue(System.nanoTime() < deadline, "a recording started in the target");
           Thread.sleep(100);
         }
         phase("recording");
@@ -126,6 +142,7 @@ class AttachJfrModeIT {
       awaitNoRecording(home, pid, "once the session ended");
 
       phase("closed");
+      writeTrace(packets);
       TraceSlices trace = new TraceSlices(packets);
       List<TraceSlices.Slice> gcs = trace.slices.stream()
           .filter(s -> trace.trackName(s.track()).startsWith("GC")).toList();
@@ -167,10 +184,10 @@ class AttachJfrModeIT {
       phase("decoded");
       Captured detach = attach(env, "--detach", Long.toString(pid));
       assertEquals(0, detach.code, detach.err);
-      assertTrue(attacher.waitFor(20, TimeUnit.SECONDS), "the attaching process ended");
-      assertEquals(0, attacher.exitValue(), attachOut.toString());
-      assertTrue(attachOut.toString().contains("detached from JVM " + pid + " (SIGTERM)"), attachOut.toString());
-      assertFalse(Files.exists(dir.resolve("jperfetto/attach-" + pid + ".pid")), "pid file removed");
+      assertTrue(detach.out.contains("detached from JVM " + pid + " (process " + attacher.pid() + " ended)"),
+          detach.out);
+      assertFalse(attacher.isAlive(), "the attaching process ended");
+      assertFalse(Files.exists(pidFile), "pid file removed");
       assertFalse(recordings(home, pid), "no recording left in the target");
       Captured again = attach(env, "--detach", Long.toString(pid));
       assertEquals(1, again.code);
@@ -202,9 +219,22 @@ class AttachJfrModeIT {
     Captured methods = attach(Map.of(), Long.toString(target.pid()), "--mode", "jfr", "methods=a.B#c");
     assertEquals(1, methods.code);
     assertTrue(methods.err.contains("methods= needs the agent"), methods.err);
+    // In the foreground, JFR mode ends with the target and says so.
+    ProcessBuilder attachPb = new ProcessBuilder(ChildJvm.command("org.jperfetto.cli.Jperfetto", "attach",
+        Long.toString(target.pid()), "socket=" + dir.resolve("nobody.sock")));
+    attachPb.environment().put("XDG_RUNTIME_DIR", dir.toString());
+    Process attacher = start(attachPb.redirectErrorStream(true));
+    Lines attachOut = new Lines(attacher);
+    attachOut.await("JFR mode for JVM " + target.pid(), 30);
+    assertTrue(Files.exists(dir.resolve("jperfetto/attach-" + target.pid() + ".pid")), "pid file while attached");
     target.getOutputStream().close();
     assertTrue(target.waitFor(20, TimeUnit.SECONDS));
-    assertEquals(7, target.exitValue());
+    assertEquals(7, target.exitValue(), "the program's own exit status");
+    assertTrue(attacher.waitFor(20, TimeUnit.SECONDS), "attach ended with the target: " + attachOut);
+    assertEquals(0, attacher.exitValue(), attachOut.toString());
+    assertTrue(attachOut.toString().contains("detached from JVM " + target.pid() + " (it exited)"),
+        attachOut.toString());
+    assertFalse(Files.exists(dir.resolve("jperfetto/attach-" + target.pid() + ".pid")), "pid file removed");
     assertFalse(String.join("\n", targetOut.lines).contains("Exception"), "nothing in the target's output");
   }
 
@@ -233,6 +263,13 @@ class AttachJfrModeIT {
     Process p = pb.start();
     processes.add(p);
     return p;
+  }
+
+  /** Keeps the trace as target/AttachJfrModeIT.pftrace, for trace_processor (the packets are a valid trace). */
+  static void writeTrace(List<TracePacket> packets) throws java.io.IOException {
+    org.jperfetto.protos.Trace.Builder t = org.jperfetto.protos.Trace.newBuilder();
+    packets.forEach(t::addPacket);
+    Files.write(Path.of("target/AttachJfrModeIT.pftrace"), t.build().toByteArray());
   }
 
   /** Whether `jcmd PID JFR.check` lists a recording. */
