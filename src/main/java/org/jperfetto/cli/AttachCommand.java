@@ -22,7 +22,7 @@ import org.jperfetto.agent.boot.AgentBoot;
  *   <li>{@code agent} (the default for JDK 22+): loads the jperfetto agent into the JVM through the
  *       Attach API (OPTIONS are the agent's, as after {@code -javaagent:jperfetto-agent.jar=}); this
  *       command then returns, the agent stays until the JVM exits.
- *   <li>{@code jfr} (the default for JDK 16 to 21, and for a JVM that refuses dynamic agents): this
+ *   <li>{@code jfr} (the default for JDK 11 to 21, and for a JVM that refuses dynamic agents): this
  *       process drives the JVM's Flight Recorder from outside and offers its events as
  *       {@code jvm.jfr} ({@link JfrAttach}), in the foreground until Ctrl-C, SIGTERM, the JVM's
  *       exit or {@code jperfetto attach --detach PID}; {@code --background} runs it detached.

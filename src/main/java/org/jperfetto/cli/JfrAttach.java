@@ -27,6 +27,11 @@ import org.jperfetto.producer.jfr.RemoteJfr;
  * the target's repository) and exits 0.
  */
 final class JfrAttach {
+  /**
+   * Set to true, reads the target's recordings in chunks (as for JDK 11-15) even where its
+   * FlightRecorderMXBean streams: for tests, or a target whose streaming misbehaves.
+   */
+  static final String CHUNKS_PROPERTY = "jperfetto.attach.chunks";
   /** Longest the instances' stops may take at detach before their recordings are closed anyway. */
   static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
 
@@ -57,7 +62,8 @@ final class JfrAttach {
         ctx.err().println("jperfetto attach: JVM " + pid + " has no FlightRecorderMXBean (no jdk.management.jfr)");
         return Jperfetto.EXIT_ERROR;
       }
-      RemoteJfr jfr = new RemoteJfr((int) pid, connection);
+      boolean streams = target.feature() >= TargetJvm.STREAMING_FEATURE && !Boolean.getBoolean(CHUNKS_PROPERTY);
+      RemoteJfr jfr = new RemoteJfr((int) pid, connection, streams);
       // Initializes the target's Flight Recorder now (seconds on a busy machine), not when the
       // first session starts and would miss its first moments.
       jfr.eventTypes();
@@ -82,7 +88,8 @@ final class JfrAttach {
       }
       TracingProducer producer = b.start();
       pidFile.write();
-      ctx.out().println("jperfetto attach: JFR mode for JVM " + pid + " (" + describe(target) + "): producer "
+      ctx.out().println("jperfetto attach: JFR mode" + (streams ? "" : " (chunks)") + " for JVM " + pid + " ("
+          + describe(target) + "): producer "
           + name + " on " + producer.socketPath() + " offers jvm.jfr; stop with Ctrl-C or `jperfetto attach --detach "
           + pid + "`");
       ctx.out().flush();

@@ -17,8 +17,10 @@ import java.util.Properties;
  * @param agentsRefused started with {@code -XX:-EnableDynamicAgentLoading}
  */
 record TargetJvm(long pid, String mainClass, String javaVersion, int feature, boolean agentsRefused) {
-  /** The oldest JDK whose Flight Recorder {@code jperfetto attach} streams (over JMX). */
-  static final int JFR_FEATURE = 16;
+  /** The oldest JDK whose Flight Recorder {@code jperfetto attach} drives (FlightRecorderMXBean). */
+  static final int JFR_FEATURE = 11;
+  /** The oldest JDK whose FlightRecorderMXBean streams; older ones are read in chunks. */
+  static final int STREAMING_FEATURE = 16;
   /** The oldest JDK the in-target agent runs on (FFM). */
   static final int AGENT_FEATURE = 22;
 
@@ -106,8 +108,8 @@ record TargetJvm(long pid, String mainClass, String javaVersion, int feature, bo
                   + pid + " --mode jfr` records its JFR events without the agent"
               : null;
       case JFR -> feature < JFR_FEATURE
-          ? "JVM " + pid + " runs JDK " + javaVersion + "; streaming its Flight Recorder from outside needs JDK "
-              + JFR_FEATURE + "+ (FlightRecorderMXBean streams), and the agent JDK " + AGENT_FEATURE + "+"
+          ? "JVM " + pid + " runs JDK " + javaVersion + "; driving its Flight Recorder from outside needs JDK "
+              + JFR_FEATURE + "+ (FlightRecorderMXBean), and the agent JDK " + AGENT_FEATURE + "+"
           : null;
     };
   }

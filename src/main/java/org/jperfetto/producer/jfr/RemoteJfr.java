@@ -17,10 +17,11 @@ import jdk.management.jfr.FlightRecorderMXBean;
 import jdk.management.jfr.RemoteRecordingStream;
 
 /**
- * Another JVM's Flight Recorder, driven over a JMX connection to it: each stream is a
- * {@link RemoteRecordingStream}, a recording in that JVM (created when the stream is opened, closed
- * with it) whose data this process downloads and parses. The target needs JDK 16+ (the
- * FlightRecorderMXBean's streaming); nothing of jperfetto runs in it.
+ * Another JVM's Flight Recorder, driven over a JMX connection to it: each stream is a recording in
+ * that JVM (created when the stream is opened, closed with it) whose data this process downloads
+ * and parses: a {@link RemoteRecordingStream} where the target's FlightRecorderMXBean streams
+ * (JDK 16+), else a {@link RemoteChunkStream} that cuts and reads the recording's chunks about once
+ * a second (JDK 11 to 15). Nothing of jperfetto runs in the target.
  *
  * <p>Time. The events' timestamps are the target's JFR ticks, CLOCK_MONOTONIC on Linux (HotSpot's
  * javaTimeNanos, less a constant), which the parser turns into wall-clock instants with the anchor
@@ -45,13 +46,18 @@ public final class RemoteJfr implements JfrSource {
   private final int pid;
   private final MBeanServerConnection connection;
   private final FlightRecorderMXBean recorder;
+  private final boolean streams;
   /** Streams opened and not closed yet: each holds a recording in the target. */
   private final Set<EventStream> open = ConcurrentHashMap.newKeySet();
 
-  /** The Flight Recorder of process pid, reached through connection (to that JVM's MBean server). */
-  public RemoteJfr(int pid, MBeanServerConnection connection) {
+  /**
+   * The Flight Recorder of process pid, reached through connection (to that JVM's MBean server);
+   * streams: whether its FlightRecorderMXBean streams (JDK 16+), else its chunks are read.
+   */
+  public RemoteJfr(int pid, MBeanServerConnection connection, boolean streams) {
     this.pid = pid;
     this.connection = connection;
+    this.streams = streams;
     this.recorder = JMX.newMXBeanProxy(connection, MXBEAN, FlightRecorderMXBean.class);
   }
 
@@ -85,10 +91,16 @@ public final class RemoteJfr implements JfrSource {
 
   @Override
   public EventStream open(Map<String, String> settings) throws IOException {
-    RemoteRecordingStream rs = new RemoteRecordingStream(connection);
+    EventStream rs;
+    if (streams) {
+      RemoteRecordingStream remote = new RemoteRecordingStream(connection);
+      remote.setSettings(settings);
+      rs = remote;
+    } else {
+      rs = new RemoteChunkStream(recorder, settings);
+    }
     open.add(rs);
     rs.onClose(() -> open.remove(rs));
-    rs.setSettings(settings);
     return rs;
   }
 
@@ -117,7 +129,11 @@ public final class RemoteJfr implements JfrSource {
 
   @Override
   public void stop(EventStream stream) {
-    ((RemoteRecordingStream) stream).stop();
+    if (stream instanceof RemoteRecordingStream remote) {
+      remote.stop();
+    } else {
+      ((RemoteChunkStream) stream).stop();
+    }
   }
 
   @Override
@@ -127,6 +143,6 @@ public final class RemoteJfr implements JfrSource {
 
   @Override
   public String toString() {
-    return "JFR of JVM " + pid;
+    return "JFR of JVM " + pid + (streams ? "" : " (chunks)");
   }
 }

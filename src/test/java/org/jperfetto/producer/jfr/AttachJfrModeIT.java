@@ -39,6 +39,8 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@code jperfetto attach PID} in JFR mode against a plain program on JDK 17 (this machine's
@@ -66,8 +68,13 @@ class AttachJfrModeIT {
     }
   }
 
-  @Test
-  void jfrModeTracesAJdk17ProgramOnItsOwnProcessAndThreads() throws Exception {
+  /**
+   * Streaming is what JDK 16+ targets get; chunks (forced here) is what JDK 11-15 targets get, for
+   * want of an older JDK on this machine tested against JDK 17.
+   */
+  @ParameterizedTest(name = "chunks={0}")
+  @ValueSource(booleans = {false, true})
+  void jfrModeTracesAJdk17ProgramOnItsOwnProcessAndThreads(boolean chunks) throws Exception {
     Path home = OldJdk.home(17).orElse(null);
     Assumptions.assumeTrue(home != null, () -> OldJdk.missing(17));
     String p = dir.resolve("p.sock").toString();
@@ -88,8 +95,9 @@ class AttachJfrModeIT {
 
       phase("listed");
       // In the background, as for a long-lived target: the launched copy writes the pid file --detach reads.
-      ProcessBuilder attachPb = new ProcessBuilder(ChildJvm.command("org.jperfetto.cli.Jperfetto", "attach",
-          Long.toString(pid), "--background", "socket=" + p));
+      ProcessBuilder attachPb = new ProcessBuilder(ChildJvm.command(
+          List.of("-Djperfetto.attach.chunks=" + chunks), System.getProperty("java.class.path"),
+          "org.jperfetto.cli.Jperfetto", "attach", Long.toString(pid), "--background", "socket=" + p));
       attachPb.environment().put("XDG_RUNTIME_DIR", dir.toString());
       Process launcher = start(attachPb.redirectErrorStream(true));
       Lines launcherOut = new Lines(launcher);
@@ -142,7 +150,7 @@ class AttachJfrModeIT {
       awaitNoRecording(home, pid, "once the session ended");
 
       phase("closed");
-      writeTrace(packets);
+      writeTrace(packets, chunks ? "-chunks" : "");
       TraceSlices trace = new TraceSlices(packets);
       List<TraceSlices.Slice> gcs = trace.slices.stream()
           .filter(s -> trace.trackName(s.track()).startsWith("GC")).toList();
@@ -166,7 +174,7 @@ class AttachJfrModeIT {
           }
         }
       }
-      System.out.println("attach jfr mode: " + gcs.size() + " GC slices, " + inside
+      System.out.println("attach jfr mode" + (chunks ? " (chunks)" : "") + ": " + gcs.size() + " GC slices, " + inside
           + " inside their System.gc() bracket; worst overhang " + worst + " ns");
       assertEquals(gcs.size(), inside, "every GC slice inside a System.gc() call's bracket (worst overhang "
           + worst + " ns)");
@@ -266,10 +274,10 @@ class AttachJfrModeIT {
   }
 
   /** Keeps the trace as target/AttachJfrModeIT.pftrace, for trace_processor (the packets are a valid trace). */
-  static void writeTrace(List<TracePacket> packets) throws java.io.IOException {
+  static void writeTrace(List<TracePacket> packets, String suffix) throws java.io.IOException {
     org.jperfetto.protos.Trace.Builder t = org.jperfetto.protos.Trace.newBuilder();
     packets.forEach(t::addPacket);
-    Files.write(Path.of("target/AttachJfrModeIT.pftrace"), t.build().toByteArray());
+    Files.write(Path.of("target/AttachJfrModeIT" + suffix + ".pftrace"), t.build().toByteArray());
   }
 
   /** Whether `jcmd PID JFR.check` lists a recording. */
