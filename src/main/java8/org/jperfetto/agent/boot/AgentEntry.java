@@ -13,8 +13,9 @@ import java.lang.reflect.Method;
  * it hands over to {@code AgentBoot}, by name, so nothing of it is linked before the check.
  *
  * <p>Whatever happens, the outcome is left in the system property {@link #STATUS}
- * ({@code started}, or {@code failed: WHY}; see {@code AgentBoot.STATUS}), where {@code jperfetto attach} reads it back through
- * the Attach API: agentmain never throws, so the target's standard error gets no stack trace.
+ * ({@code started}, or {@code failed: WHY}; see {@code AgentBoot.STATUS}), where
+ * {@code jperfetto attach} reads it back through the Attach API: agentmain never throws, so the
+ * target's standard error gets no stack trace.
  */
 public final class AgentEntry {
   /** AgentBoot.STATUS, spelled here again: this class must not link AgentBoot before the check. */

@@ -255,6 +255,28 @@ class AttachJfrModeIT {
     phaseStart = now;
   }
 
+  @Test
+  void aJvmThatRefusesDynamicAgentsIsListedForJfrModeAndTheAgentIsRefusedWithTheReason() throws Exception {
+    Path home = Path.of(System.getProperty("java.home")); // JDK 22+: the agent's mode but for the flag
+    Process target = start(new ProcessBuilder(OldJdk.targetCommand(home, List.of("-XX:-EnableDynamicAgentLoading"),
+        "7")));
+    Lines targetOut = new Lines(target);
+    targetOut.await("ready on " + Runtime.version().feature(), 30);
+    long pid = target.pid();
+    Captured list = attach(Map.of(), "--list");
+    String row = list.out.lines().filter(l -> l.startsWith(pid + " ")).findFirst().orElse("");
+    assertTrue(row.contains(" OldJdkTarget ") && row.strip().endsWith("jfr"), "mode jfr: " + list.out);
+    // Any file passes for the jar: the refusal comes before anything is loaded.
+    Captured agent = attach(Map.of(), Long.toString(pid), "--mode", "agent", "--agent",
+        OldJdk.TARGET_SOURCE.toString());
+    assertEquals(1, agent.code);
+    assertTrue(agent.err.contains("JVM " + pid + " refuses dynamic agents (-XX:-EnableDynamicAgentLoading)")
+        && agent.err.contains("--mode jfr"), agent.err);
+    target.getOutputStream().close();
+    assertTrue(target.waitFor(20, TimeUnit.SECONDS));
+    assertEquals(7, target.exitValue());
+  }
+
   /** The pid of a track's thread, or of its process (for a process lane or counter). */
   static long pidOf(Map<Long, TrackDescriptor> tracks, long track) {
     TrackDescriptor d = tracks.get(track);
