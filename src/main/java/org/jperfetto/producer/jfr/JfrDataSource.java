@@ -60,6 +60,16 @@ public final class JfrDataSource {
    * @throws IllegalArgumentException if defaultConfig does not parse
    */
   public static DataSource<JfrBridge> create(String defaultConfig) {
+    return create(defaultConfig, JfrSource.thisJvm());
+  }
+
+  /**
+   * A new {@code jvm.jfr} data source recording source's Flight Recorder (another JVM's, for
+   * {@code jperfetto attach}), with defaultConfig as in {@link #create(String)}.
+   *
+   * @throws IllegalArgumentException if defaultConfig does not parse
+   */
+  public static DataSource<JfrBridge> create(String defaultConfig, JfrSource source) {
     JfrConfig.parse(defaultConfig);
     DataSourceDescriptor descriptor = DataSourceDescriptor.newBuilder()
         .setName(NAME)
@@ -68,7 +78,7 @@ public final class JfrDataSource {
         // frames afresh, so a ring buffer that overwrote the first ones still decodes.
         .setHandlesIncrementalStateClear(true)
         .build();
-    Handler handler = new Handler(defaultConfig);
+    Handler handler = new Handler(defaultConfig, source);
     DataSource<JfrBridge> ds = DataSource.create(descriptor, handler, BufferExhaustedPolicy.STALL_THEN_DROP);
     handler.dataSource = ds;
     return ds;
@@ -111,9 +121,11 @@ public final class JfrDataSource {
   private static final class Handler implements DataSourceHandler<JfrBridge> {
     DataSource<JfrBridge> dataSource;
     private final String defaultConfig;
+    private final JfrSource source;
 
-    Handler(String defaultConfig) {
+    Handler(String defaultConfig, JfrSource source) {
       this.defaultConfig = defaultConfig;
+      this.source = source;
     }
 
     @Override
@@ -128,7 +140,7 @@ public final class JfrDataSource {
       }
       String text = instance.config().getLegacyConfig();
       try {
-        return new JfrBridge(JfrConfig.parse(text.isBlank() ? defaultConfig : text), dataSource, instance);
+        return new JfrBridge(source, JfrConfig.parse(text.isBlank() ? defaultConfig : text), dataSource, instance);
       } catch (IllegalArgumentException e) {
         LOG.log(Level.ERROR, "jvm.jfr: instance " + instance.instanceId() + " refused: " + e.getMessage());
         return null;
