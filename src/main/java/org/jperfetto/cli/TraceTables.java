@@ -10,6 +10,7 @@ import java.util.Map;
 import org.jperfetto.abi.TracePacketRecord;
 import org.jperfetto.protos.BuiltinClock;
 import org.jperfetto.protos.ClockSnapshot;
+import org.jperfetto.protos.DebugAnnotation;
 import org.jperfetto.protos.StackSample;
 import org.jperfetto.protos.TracePacket;
 import org.jperfetto.protos.TrackDescriptor;
@@ -34,6 +35,13 @@ final class TraceTables {
       total += duration;
       max = Math.max(max, duration);
     }
+  }
+
+  /** The collections of one collector and their pauses. */
+  static final class GcPauses {
+    long collections;
+    long total;
+    long longest;
   }
 
   /** A counter track's samples. */
@@ -65,7 +73,7 @@ final class TraceTables {
   private record Open(String name, String category, long start) {}
 
   final Map<String, Durations> slicesByName = new HashMap<>();
-  final Map<String, Durations> gcPausesByName = new HashMap<>();
+  final Map<String, GcPauses> gcPausesByName = new HashMap<>();
   final Map<Long, TrackDescriptor> tracks = new HashMap<>();
   final Map<Long, CounterValues> countersByTrack = new LinkedHashMap<>();
   final Map<String, Long> samplesByLeaf = new HashMap<>();
@@ -140,6 +148,7 @@ final class TraceTables {
         String category = e.getCategoryIidsCount() > 0 ? seq.category(e.getCategoryIids(0))
             : e.getCategoriesCount() > 0 ? e.getCategories(0) : "";
         open.computeIfAbsent(track, k -> new ArrayDeque<>()).push(new Open(name, category, ts));
+        addCollection(name, e);
       }
       case TYPE_SLICE_END -> {
         ArrayDeque<Open> stack = open.get(track);
@@ -161,10 +170,29 @@ final class TraceTables {
     a.slices++;
     if (outermost) {
       a.topLevel += duration;
-      TrackDescriptor d = tracks.get(track);
-      if ("jvm.gc".equals(begin.category()) && d != null && "GC".equals(d.getName())) {
-        gcPausesByName.computeIfAbsent(begin.name(), k -> new Durations()).add(duration);
+    }
+  }
+
+  /**
+   * A garbage collection as jvm.jfr writes it (JFR's jdk.GarbageCollection: its sumOfPauses and
+   * longestPause as debug annotations): its pauses, by collector. A concurrent collection's slice
+   * spans more than its pauses, so the annotations, not the slice, say how long the app stopped.
+   */
+  private void addCollection(String name, TrackEvent e) {
+    Long sum = null;
+    long longest = 0;
+    for (DebugAnnotation a : e.getDebugAnnotationsList()) {
+      if ("sumOfPauses".equals(a.getName())) {
+        sum = a.getIntValue();
+      } else if ("longestPause".equals(a.getName())) {
+        longest = a.getIntValue();
       }
+    }
+    if (sum != null) {
+      GcPauses g = gcPausesByName.computeIfAbsent(name, k -> new GcPauses());
+      g.collections++;
+      g.total += sum;
+      g.longest = Math.max(g.longest, longest);
     }
   }
 
