@@ -277,14 +277,20 @@ final class TraceTables {
   /** How the view names a track's owner: a thread's name and tid, else the track's name. */
   static String label(TrackDescriptor d) {
     if (d.hasThread()) {
-      String name = d.getThread().hasThreadName() ? d.getThread().getThreadName() : d.getName();
+      String name = d.getThread().hasThreadName() ? d.getThread().getThreadName() : name(d);
       return (name.isEmpty() ? "thread" : name) + " (" + d.getThread().getTid() + ")";
     }
     if (d.hasProcess()) {
-      String name = d.getProcess().hasProcessName() ? d.getProcess().getProcessName() : d.getName();
+      String name = d.getProcess().hasProcessName() ? d.getProcess().getProcessName() : name(d);
       return (name.isEmpty() ? "process" : name) + " (pid " + d.getProcess().getPid() + ")";
     }
-    return d.getName().isEmpty() ? "track " + Long.toUnsignedString(d.getUuid()) : d.getName();
+    String name = name(d);
+    return name.isEmpty() ? "track " + Long.toUnsignedString(d.getUuid()) : name;
+  }
+
+  /** A track's name, static (static_name, as the SDK gives fixed names) or not; "" if none. */
+  private static String name(TrackDescriptor d) {
+    return d.hasStaticName() ? d.getStaticName() : d.getName();
   }
 
   /** A counter track's name and unit. */
@@ -294,6 +300,6 @@ final class TraceTables {
       return "counter " + Long.toUnsignedString(uuid);
     }
     String unit = d.getCounter().getUnitName();
-    return d.getName() + (unit.isEmpty() ? "" : " (" + unit + ")");
+    return label(d) + (unit.isEmpty() ? "" : " (" + unit + ")");
   }
 }

@@ -86,7 +86,7 @@ class TraceViewTest {
     t.addPacket(TracePacket.newBuilder().setTrustedPacketSequenceId(1).setTrackDescriptor(TrackDescriptor
         .newBuilder().setUuid(GC_LANE).setParentUuid(THREAD).setName("GC")).build());
     t.addPacket(TracePacket.newBuilder().setTrustedPacketSequenceId(1).setTrackDescriptor(TrackDescriptor
-        .newBuilder().setUuid(HEAP).setName("JVM heap used")
+        .newBuilder().setUuid(HEAP).setStaticName("JVM heap used")
         .setCounter(CounterDescriptor.newBuilder().setUnitName("bytes"))).build());
     t.addPacket(slice(1, 100 * MS, TrackEvent.Type.TYPE_SLICE_BEGIN, 1, THREAD));
     t.addPacket(slice(1, 102 * MS, TrackEvent.Type.TYPE_SLICE_BEGIN, 2, THREAD));
