@@ -32,8 +32,9 @@ import org.openjdk.jmh.infra.Blackhole;
  * workload with no tracing ({@code none}), with a JFR RecordingStream of the same settings whose
  * events are dropped ({@code jfr}), with the bridge writing them into jtraced through a session
  * ({@code bridge}, Java stack samples on at JFR's default 20 ms), and the same without the stack
- * samples ({@code bridgeNoSamples}). The first two workloads allocate by design; compare ns/op
- * between modes. The stack samples' cost is cpuBound's bridge against bridgeNoSamples.
+ * samples ({@code bridgeNoSamples}); {@code jfrNoSamples} is {@code jfr} without the samples, so
+ * jfr against jfrNoSamples is what JFR's own sampling costs. The first two workloads allocate by
+ * design; compare ns/op between modes. The stack samples' cost is cpuBound's bridge against bridgeNoSamples.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -47,7 +48,7 @@ public class JfrOverheadBench {
   /** The same without the samples group. */
   static final String CONFIG_NO_SAMPLES = "groups=default,-samples lock_threshold=1ms";
 
-  @Param({"none", "jfr", "bridge", "bridgeNoSamples"})
+  @Param({"none", "jfr", "jfrNoSamples", "bridge", "bridgeNoSamples"})
   public String mode;
 
   private RecordingStream stream;
@@ -63,9 +64,9 @@ public class JfrOverheadBench {
   public void setUp() throws Exception {
     switch (mode) {
       case "none" -> { }
-      case "jfr" -> {
+      case "jfr", "jfrNoSamples" -> {
         stream = new RecordingStream();
-        stream.setSettings(JfrConfig.parse(CONFIG).settings());
+        stream.setSettings(JfrConfig.parse(mode.equals("jfr") ? CONFIG : CONFIG_NO_SAMPLES).settings());
         stream.onEvent(e -> sink = e);
         stream.startAsync();
       }

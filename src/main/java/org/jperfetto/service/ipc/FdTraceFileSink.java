@@ -10,7 +10,8 @@ import org.jperfetto.service.ConsumerEndpoint;
 
 /**
  * The file a consumer passed with EnableTracing (write_into_file without output_path), as a
- * {@link ConsumerEndpoint.TraceFileSink}. The received fd is reopened through /proc/self/fd for
+ * {@link ConsumerEndpoint.TraceFileSink}. A pipe or socket is written by a {@link PipeWriter}, so a
+ * reader that stops never blocks the service. The received fd is reopened through /proc/self/fd for
  * appending (so the JDK's FileChannel does the writing, retries included) and then closed. A
  * regular file is reopened for reading and writing (writes go on at its end), so a clone of its
  * session can copy it ({@link #copyTo}).
@@ -25,16 +26,19 @@ public final class FdTraceFileSink implements ConsumerEndpoint.TraceFileSink, Au
   /** Written but not yet passed to the file (filled from position 0, flipped to write). */
   private final ByteBuffer pending = ByteBuffer.allocateDirect(BUFFER_BYTES);
   private final FileChannel channel;
+  /** For a pipe or socket: what writes into it, off the service thread; null for a regular file. */
+  private final PipeWriter pipe;
   /** A regular file opened for reading too: a clone of its session can copy it. */
   private final boolean readable;
   /** What the fd pointed at (its /proc/self/fd link), for error messages. */
   private final String name;
   private long bytesWritten;
 
-  private FdTraceFileSink(FileChannel channel, boolean readable, String name) {
+  private FdTraceFileSink(FileChannel channel, boolean readable, String name, boolean pipe) {
     this.channel = channel;
     this.readable = readable;
     this.name = name;
+    this.pipe = pipe ? new PipeWriter(channel, name) : null;
   }
 
   /**
@@ -44,25 +48,30 @@ public final class FdTraceFileSink implements ConsumerEndpoint.TraceFileSink, Au
    */
   public static FdTraceFileSink adopt(int fd) throws IOException {
     Path path = Path.of("/proc/self/fd/" + fd);
-    String name = nameOf(path, fd);
     try {
-      if (java.nio.file.Files.isRegularFile(path)) {
-        try {
-          // one channel for both; writes start at the end, as appending would
-          FileChannel rw = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE);
-          rw.position(rw.size());
-          return new FdTraceFileSink(rw, true, name);
-        } catch (IOException notReadable) {
-          // write-only for us: fine for tracing; only a clone of the session cannot copy it
-        }
-      }
-      return new FdTraceFileSink(FileChannel.open(path, StandardOpenOption.WRITE, StandardOpenOption.APPEND),
-          false, name);
+      return open(path, nameOf(path, fd));
     } catch (IOException e) {
       throw new IOException("cannot reopen the trace file fd " + fd + " for writing: " + e.getMessage(), e);
     } finally {
       Fds.closeQuietly(fd);
     }
+  }
+
+  /** Opens path (a file, or a pipe or socket, which {@link PipeWriter} writes into); name is for errors. */
+  static FdTraceFileSink open(Path path, String name) throws IOException {
+    boolean regular = java.nio.file.Files.isRegularFile(path);
+    if (regular) {
+      try {
+        // one channel for both; writes start at the end, as appending would
+        FileChannel rw = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        rw.position(rw.size());
+        return new FdTraceFileSink(rw, true, name, false);
+      } catch (IOException notReadable) {
+        // write-only for us: fine for tracing; only a clone of the session cannot copy it
+      }
+    }
+    return new FdTraceFileSink(FileChannel.open(path, StandardOpenOption.WRITE, StandardOpenOption.APPEND),
+        false, name, !regular);
   }
 
   @Override
@@ -91,6 +100,11 @@ public final class FdTraceFileSink implements ConsumerEndpoint.TraceFileSink, Au
   }
 
   private void writeFully(ByteBuffer data) throws IOException {
+    if (pipe != null) {
+      bytesWritten += data.remaining();
+      pipe.write(data);
+      return;
+    }
     try {
       while (data.hasRemaining()) {
         bytesWritten += channel.write(data);
@@ -142,7 +156,16 @@ public final class FdTraceFileSink implements ConsumerEndpoint.TraceFileSink, Au
     try {
       flush();
     } finally {
-      channel.close();
+      if (pipe != null) {
+        pipe.close(); // the writer thread closes the channel once the reader took the rest
+      } else {
+        channel.close();
+      }
     }
+  }
+
+  /** For a pipe: whether its writer has written everything and closed it (tests). */
+  synchronized boolean pipeFinished() {
+    return pipe == null || pipe.finished();
   }
 }
