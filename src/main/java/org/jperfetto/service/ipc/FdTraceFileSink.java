@@ -10,8 +10,8 @@ import org.jperfetto.service.ConsumerEndpoint;
 
 /**
  * The file a consumer passed with EnableTracing (write_into_file without output_path), as a
- * {@link ConsumerEndpoint.TraceFileSink}. A pipe or socket is written by a {@link PipeWriter}, so a
- * reader that stops never blocks the service. The received fd is reopened through /proc/self/fd for
+ * {@link ConsumerEndpoint.TraceFileSink}. A pipe is written by a {@link PipeWriter}, so a reader
+ * that stops never blocks the service. The received fd is reopened through /proc/self/fd for
  * appending (so the JDK's FileChannel does the writing, retries included) and then closed. A
  * regular file is reopened for reading and writing (writes go on at its end), so a clone of its
  * session can copy it ({@link #copyTo}).
@@ -22,11 +22,13 @@ import org.jperfetto.service.ConsumerEndpoint;
  */
 public final class FdTraceFileSink implements ConsumerEndpoint.TraceFileSink, AutoCloseable {
   private static final int COPY_BYTES = 64 * 1024;
+  private static final int S_IFMT = 0170000;
+  private static final int S_IFIFO = 0010000;
   static final int BUFFER_BYTES = 1 << 20;
   /** Written but not yet passed to the file (filled from position 0, flipped to write). */
   private final ByteBuffer pending = ByteBuffer.allocateDirect(BUFFER_BYTES);
   private final FileChannel channel;
-  /** For a pipe or socket: what writes into it, off the service thread; null for a regular file. */
+  /** For a pipe: what writes into it, off the service thread; null otherwise. */
   private final PipeWriter pipe;
   /** A regular file opened for reading too: a clone of its session can copy it. */
   private final boolean readable;
@@ -57,7 +59,7 @@ public final class FdTraceFileSink implements ConsumerEndpoint.TraceFileSink, Au
     }
   }
 
-  /** Opens path (a file, or a pipe or socket, which {@link PipeWriter} writes into); name is for errors. */
+  /** Opens path (a file, a device, or a pipe, which {@link PipeWriter} writes into); name is for errors. */
   static FdTraceFileSink open(Path path, String name) throws IOException {
     boolean regular = java.nio.file.Files.isRegularFile(path);
     if (regular) {
@@ -71,7 +73,17 @@ public final class FdTraceFileSink implements ConsumerEndpoint.TraceFileSink, Au
       }
     }
     return new FdTraceFileSink(FileChannel.open(path, StandardOpenOption.WRITE, StandardOpenOption.APPEND),
-        false, name, !regular);
+        false, name, !regular && isFifo(path));
+  }
+
+  /** Whether path is a pipe (S_IFIFO); a device such as /dev/full is written directly, errors and all. */
+  private static boolean isFifo(Path path) {
+    try {
+      int mode = (Integer) java.nio.file.Files.getAttribute(path, "unix:mode");
+      return (mode & S_IFMT) == S_IFIFO;
+    } catch (IOException | RuntimeException e) {
+      return false;
+    }
   }
 
   @Override

@@ -8,7 +8,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Writes a write_into_file session's trace into a pipe or socket without ever blocking the service
+ * Writes a write_into_file session's trace into a pipe without ever blocking the service
  * thread: the bytes go to a queue that one writer thread empties into the channel as fast as the
  * reader takes them. The queue is bounded ({@link #MAX_QUEUED_BYTES}); a reader that falls that far
  * behind (one that stopped reading) fails the next write, which ends the session with that error, as
