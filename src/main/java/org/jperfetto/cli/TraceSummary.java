@@ -1,13 +1,11 @@
 package org.jperfetto.cli;
 
-import com.google.protobuf.CodedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import org.jperfetto.abi.TracePacketRecord;
 import org.jperfetto.protos.DebugAnnotation;
 import org.jperfetto.protos.TracePacket;
 import org.jperfetto.protos.TraceStats;
@@ -133,34 +131,40 @@ public final class TraceSummary implements Subcommand {
    * slice begin's index.
    */
   static Counts count(InputStream in, SliceIndexGaps gaps) throws IOException {
-    CodedInputStream cis = CodedInputStream.newInstance(in, 1 << 16);
-    cis.setSizeLimit(Integer.MAX_VALUE);
-    long packets = 0;
-    long begins = 0;
-    long readableBegins = 0;
-    long unreadableBeforeClear = 0;
-    long unreadableAfterLoss = 0;
-    IncrementalStateTracker state = new IncrementalStateTracker();
-    long ends = 0;
-    long instants = 0;
-    long counters = 0;
-    long afterLoss = 0;
-    long discarded = 0;
-    long overwritten = 0;
-    long violations = 0;
-    long patchesFailed = 0;
-    long writerLoss = 0;
-    long sequenceLoss = 0;
-    long written = 0;
-    int outcome = 0;
-    while (!cis.isAtEnd()) {
-      int tag = cis.readTag();
-      if (tag != TracePacketRecord.PACKET_TAG) {
-        cis.skipField(tag);
-        continue;
-      }
-      TracePacket p = TracePacket.parseFrom(cis.readBytes());
-      cis.resetSizeCounter();
+    Tally tally = new Tally(gaps);
+    TraceFileReader.forEachPacket(in, tally::add);
+    return tally.counts();
+  }
+
+  /** The counts of a trace taken one packet at a time, in file order. */
+  static final class Tally {
+    private final SliceIndexGaps gaps;
+    private final IncrementalStateTracker state = new IncrementalStateTracker();
+    private long packets;
+    private long begins;
+    private long readableBegins;
+    private long unreadableBeforeClear;
+    private long unreadableAfterLoss;
+    private long ends;
+    private long instants;
+    private long counters;
+    private long afterLoss;
+    private long discarded;
+    private long overwritten;
+    private long violations;
+    private long patchesFailed;
+    private long writerLoss;
+    private long sequenceLoss;
+    private long written;
+    private int outcome;
+
+    /** A tally giving gaps (if not null) each slice begin's index. */
+    Tally(SliceIndexGaps gaps) {
+      this.gaps = gaps;
+    }
+
+    /** Counts p; returns whether trace_processor reads it, and if not, why. */
+    IncrementalStateTracker.Verdict add(TracePacket p) {
       packets++;
       IncrementalStateTracker.Verdict verdict = state.judge(p);
       if (state.countsLoss(p)) {
@@ -188,28 +192,36 @@ public final class TraceSummary implements Subcommand {
         }
       }
       if (p.hasTraceStats()) {
-        TraceStats s = p.getTraceStats();
-        discarded = s.getChunksDiscarded();
-        overwritten = 0;
-        violations = 0;
-        patchesFailed = 0;
-        writerLoss = 0;
-        written = 0;
-        for (TraceStats.BufferStats b : s.getBufferStatsList()) {
-          discarded += b.getChunksDiscarded();
-          overwritten += b.getChunksOverwritten();
-          violations += b.getAbiViolations();
-          patchesFailed += b.getPatchesFailed();
-          writerLoss += b.getTraceWriterPacketLoss();
-          written += b.getBytesWritten();
-        }
-        sequenceLoss = state.sequencePacketLoss(s);
-        outcome = s.getFinalFlushOutcome().getNumber();
+        addStats(p.getTraceStats());
       }
+      return verdict;
     }
-    return new Counts(packets, begins, readableBegins, unreadableBeforeClear, unreadableAfterLoss, ends, instants,
-        counters, afterLoss, discarded, overwritten, violations, patchesFailed, writerLoss, sequenceLoss, written,
-        outcome);
+
+    /** The service's last stats packet is the one that counts. */
+    private void addStats(TraceStats s) {
+      discarded = s.getChunksDiscarded();
+      overwritten = 0;
+      violations = 0;
+      patchesFailed = 0;
+      writerLoss = 0;
+      written = 0;
+      for (TraceStats.BufferStats b : s.getBufferStatsList()) {
+        discarded += b.getChunksDiscarded();
+        overwritten += b.getChunksOverwritten();
+        violations += b.getAbiViolations();
+        patchesFailed += b.getPatchesFailed();
+        writerLoss += b.getTraceWriterPacketLoss();
+        written += b.getBytesWritten();
+      }
+      sequenceLoss = state.sequencePacketLoss(s);
+      outcome = s.getFinalFlushOutcome().getNumber();
+    }
+
+    Counts counts() {
+      return new Counts(packets, begins, readableBegins, unreadableBeforeClear, unreadableAfterLoss, ends, instants,
+          counters, afterLoss, discarded, overwritten, violations, patchesFailed, writerLoss, sequenceLoss, written,
+          outcome);
+    }
   }
 
   /** The slice's index: its first integer debug annotation, if it has one. */

@@ -1,13 +1,9 @@
 package org.jperfetto.cli;
 
-import com.google.protobuf.CodedInputStream;
-import java.io.IOException;
-import java.io.InputStream;
 import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import org.jperfetto.abi.TracePacketRecord;
 import org.jperfetto.protos.BuiltinClock;
 import org.jperfetto.protos.ClockSnapshot;
 import org.jperfetto.protos.DebugAnnotation;
@@ -17,11 +13,11 @@ import org.jperfetto.protos.TrackDescriptor;
 import org.jperfetto.protos.TrackEvent;
 
 /**
- * What {@code jperfetto view} shows of a trace, gathered in one pass with trace_processor's rules:
- * packets that need incremental state their sequence lost are skipped ({@link
- * IncrementalStateTracker}), interned names resolved per sequence ({@link ViewSequence}), each
- * TrackEvent slice's begin matched with its end on the same track. Memory grows with the distinct
- * names, tracks and open slices, not with the trace's length.
+ * What {@code jperfetto view} shows of a trace, gathered packet by packet with trace_processor's
+ * rules: packets that need incremental state their sequence lost are skipped (the verdict of
+ * {@link IncrementalStateTracker}, given with each packet), interned names resolved per sequence
+ * ({@link ViewSequence}), each TrackEvent slice's begin matched with its end on the same track.
+ * Memory grows with the distinct names, tracks and open slices, not with the trace's length.
  */
 final class TraceTables {
   /** Count, total and longest duration of a set of slices. */
@@ -82,42 +78,24 @@ final class TraceTables {
   private final Map<Long, ThreadActivity> byTrack = new HashMap<>();
   private final Map<Long, ArrayDeque<Open>> open = new HashMap<>();
   private final Map<Integer, ViewSequence> sequences = new HashMap<>();
-  private final IncrementalStateTracker state = new IncrementalStateTracker();
   /** Offsets of the builtin clocks from BOOTTIME, from the first clock snapshot of the trace. */
   private Map<Integer, Long> clockOffsets;
-  long packets;
   long instants;
   long samples;
   long unreadablePackets;
-  long unendedSlices;
   long firstTimestamp = Long.MAX_VALUE;
   long lastTimestamp = Long.MIN_VALUE;
 
-  /** Reads a whole trace (a sequence of Trace.packet fields) from in. */
-  static TraceTables read(InputStream in) throws IOException {
-    TraceTables t = new TraceTables();
-    CodedInputStream cis = CodedInputStream.newInstance(in, 1 << 16);
-    cis.setSizeLimit(Integer.MAX_VALUE);
-    while (!cis.isAtEnd()) {
-      int tag = cis.readTag();
-      if (tag != TracePacketRecord.PACKET_TAG) {
-        cis.skipField(tag);
-        continue;
-      }
-      t.add(TracePacket.parseFrom(cis.readBytes()));
-      cis.resetSizeCounter();
-    }
-    t.unendedSlices = t.open.values().stream().mapToLong(ArrayDeque::size).sum();
-    return t;
-  }
-
-  private void add(TracePacket p) {
-    packets++;
+  /**
+   * Takes packet p, in file order, with trace_processor's verdict on it (from {@link
+   * TraceSummary.Tally#add}): a packet it cannot read is only counted.
+   */
+  void add(TracePacket p, IncrementalStateTracker.Verdict verdict) {
     if (clockOffsets == null && p.hasClockSnapshot()
         && p.getClockSnapshot().getClocksList().stream().noneMatch(ClockSnapshot.Clock::getIsIncremental)) {
       takeClockSnapshot(p.getClockSnapshot());
     }
-    if (state.judge(p) != IncrementalStateTracker.Verdict.READABLE) {
+    if (verdict != IncrementalStateTracker.Verdict.READABLE) {
       unreadablePackets++;
       return;
     }
@@ -229,6 +207,11 @@ final class TraceTables {
     }
     Long offset = clockOffsets.get(clock);
     return offset == null ? ts : ts - offset;
+  }
+
+  /** Slices begun and not ended by the end of the trace (not in the tables). */
+  long unendedSlices() {
+    return open.values().stream().mapToLong(ArrayDeque::size).sum();
   }
 
   /**

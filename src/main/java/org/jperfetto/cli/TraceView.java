@@ -16,7 +16,7 @@ import java.util.Map;
  * collector, counters, the hottest methods of the Java stack samples, and every loss statistic in
  * words. It reads what
  * trace_processor would read: packets whose sequence lost its interned state are left out (and
- * counted). Two streaming passes over the file; memory grows with distinct names and tracks only.
+ * counted). One streaming pass over the file; memory grows with distinct names and tracks only.
  */
 public final class TraceView implements Subcommand {
   static final String NAME = "view";
@@ -66,21 +66,20 @@ public final class TraceView implements Subcommand {
       ctx.err().println("jperfetto view: no such trace file: " + file);
       return Jperfetto.EXIT_ERROR;
     }
-    TraceTables tables;
-    TraceSummary.Counts counts;
+    TraceTables tables = new TraceTables();
+    TraceSummary.Tally tally = new TraceSummary.Tally(null);
     try (InputStream in = Files.newInputStream(file)) {
-      tables = TraceTables.read(in);
+      TraceFileReader.forEachPacket(in, p -> tables.add(p, tally.add(p)));
     }
-    try (InputStream in = Files.newInputStream(file)) {
-      counts = TraceSummary.count(in, null);
-    }
+    TraceSummary.Counts counts = tally.counts();
     print(file, Files.size(file), tables, counts, top, ctx.out());
     return Jperfetto.EXIT_OK;
   }
 
   static void print(Path file, long bytes, TraceTables t, TraceSummary.Counts counts, int top, PrintStream out) {
     long span = t.lastTimestamp >= t.firstTimestamp ? t.lastTimestamp - t.firstTimestamp : 0;
-    row(out, "%s: %s, %d packets, %s of events%n", file.getFileName(), bytes(bytes), t.packets, duration(span));
+    row(out, "%s: %s, %d packets, %s of events%n", file.getFileName(), bytes(bytes), counts.packets(),
+        duration(span));
     if (t.unreadablePackets > 0) {
       row(out, "(%d packets left out: trace_processor cannot read them either; see Losses)%n", t.unreadablePackets);
     }
@@ -100,7 +99,7 @@ public final class TraceView implements Subcommand {
     out.println();
     long total = t.slicesByName.values().stream().mapToLong(d -> d.count).sum();
     row(out, "Slices: %d, %d names; %d instants%s%n", total, t.slicesByName.size(), t.instants,
-        t.unendedSlices > 0 ? "; " + t.unendedSlices + " slices not ended in the trace (not counted)" : "");
+        t.unendedSlices() > 0 ? "; " + t.unendedSlices() + " slices not ended in the trace (not counted)" : "");
     if (total == 0) {
       return;
     }

@@ -1,0 +1,37 @@
+package org.jperfetto.cli;
+
+import com.google.protobuf.CodedInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import org.jperfetto.abi.TracePacketRecord;
+import org.jperfetto.protos.TracePacket;
+
+/**
+ * Reads a trace file (a sequence of Trace.packet fields) as a stream, one packet at a time, other
+ * fields skipped: a trace of any size in the memory of its largest packet.
+ */
+final class TraceFileReader {
+  /** Takes one packet of the file, in file order. */
+  @FunctionalInterface
+  interface PacketHandler {
+    void onPacket(TracePacket packet);
+  }
+
+  private TraceFileReader() {}
+
+  /** Hands every packet of in to handler, in order. */
+  static void forEachPacket(InputStream in, PacketHandler handler) throws IOException {
+    CodedInputStream cis = CodedInputStream.newInstance(in, 1 << 16);
+    cis.setSizeLimit(Integer.MAX_VALUE);
+    while (!cis.isAtEnd()) {
+      int tag = cis.readTag();
+      if (tag != TracePacketRecord.PACKET_TAG) {
+        cis.skipField(tag);
+        continue;
+      }
+      TracePacket p = TracePacket.parseFrom(cis.readBytes());
+      cis.resetSizeCounter();
+      handler.onPacket(p);
+    }
+  }
+}
