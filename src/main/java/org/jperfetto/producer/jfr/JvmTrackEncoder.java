@@ -170,13 +170,9 @@ public final class JvmTrackEncoder {
 
   private long laneTrack(Lane lane, PacketStarter out) {
     long uuid = laneUuid(lane);
-    long parent = lane.isThread() ? describeThread(out, lane.tid(), lane.threadName()) : processUuid;
-    describeProcess(out);
-    if (described.add(uuid)) {
-      ProtoWriter p = out.newTracePacket();
-      p.beginNested(TracePacket.TRACK_DESCRIPTOR_FIELD_NUMBER);
-      p.appendVarInt(TrackDescriptor.UUID_FIELD_NUMBER, uuid);
-      p.appendVarInt(TrackDescriptor.PARENT_UUID_FIELD_NUMBER, parent);
+    long parent = lane.isThread() ? describeThread(out, lane.tid(), lane.threadName()) : describeProcess(out);
+    ProtoWriter p = newDescriptor(out, uuid, parent);
+    if (p != null) {
       p.appendString(TrackDescriptor.NAME_FIELD_NUMBER, lane.isThread() ? lane.lane() : "JVM " + lane.lane());
       p.endNested();
     }
@@ -190,12 +186,8 @@ public final class JvmTrackEncoder {
    */
   public long describeThread(PacketStarter out, long tid, String name) {
     long uuid = TrackUuids.thread(processUuid, tid);
-    describeProcess(out);
-    if (described.add(uuid)) {
-      ProtoWriter p = out.newTracePacket();
-      p.beginNested(TracePacket.TRACK_DESCRIPTOR_FIELD_NUMBER);
-      p.appendVarInt(TrackDescriptor.UUID_FIELD_NUMBER, uuid);
-      p.appendVarInt(TrackDescriptor.PARENT_UUID_FIELD_NUMBER, processUuid);
+    ProtoWriter p = newDescriptor(out, uuid, describeProcess(out));
+    if (p != null) {
       p.beginNested(TrackDescriptor.THREAD_FIELD_NUMBER);
       p.appendVarInt(ThreadDescriptor.PID_FIELD_NUMBER, pid);
       p.appendVarInt(ThreadDescriptor.TID_FIELD_NUMBER, tid);
@@ -210,12 +202,8 @@ public final class JvmTrackEncoder {
 
   private long counterTrack(Counter c, PacketStarter out) {
     long uuid = counterUuid(c.track());
-    describeProcess(out);
-    if (described.add(uuid)) {
-      ProtoWriter p = out.newTracePacket();
-      p.beginNested(TracePacket.TRACK_DESCRIPTOR_FIELD_NUMBER);
-      p.appendVarInt(TrackDescriptor.UUID_FIELD_NUMBER, uuid);
-      p.appendVarInt(TrackDescriptor.PARENT_UUID_FIELD_NUMBER, processUuid);
+    ProtoWriter p = newDescriptor(out, uuid, describeProcess(out));
+    if (p != null) {
       p.appendString(TrackDescriptor.NAME_FIELD_NUMBER, c.track());
       p.beginNested(TrackDescriptor.COUNTER_FIELD_NUMBER);
       switch (c.unit()) {
@@ -230,16 +218,34 @@ public final class JvmTrackEncoder {
     return uuid;
   }
 
-  private void describeProcess(PacketStarter out) {
-    if (described.add(processUuid)) {
-      ProtoWriter p = out.newTracePacket();
-      p.beginNested(TracePacket.TRACK_DESCRIPTOR_FIELD_NUMBER);
-      p.appendVarInt(TrackDescriptor.UUID_FIELD_NUMBER, processUuid);
+  /** Describes the process track (once per sequence state); returns its uuid. */
+  private long describeProcess(PacketStarter out) {
+    ProtoWriter p = newDescriptor(out, processUuid, 0);
+    if (p != null) {
       p.beginNested(TrackDescriptor.PROCESS_FIELD_NUMBER);
       p.appendVarInt(ProcessDescriptor.PID_FIELD_NUMBER, pid);
       p.endNested();
       p.endNested();
     }
+    return processUuid;
+  }
+
+  /**
+   * Opens the descriptor of track uuid (its parent's uuid set unless 0) when this sequence state has
+   * not described it yet; the caller adds the rest and closes it with {@code endNested()}. Null when
+   * it is described already.
+   */
+  private ProtoWriter newDescriptor(PacketStarter out, long uuid, long parent) {
+    if (!described.add(uuid)) {
+      return null;
+    }
+    ProtoWriter p = out.newTracePacket();
+    p.beginNested(TracePacket.TRACK_DESCRIPTOR_FIELD_NUMBER);
+    p.appendVarInt(TrackDescriptor.UUID_FIELD_NUMBER, uuid);
+    if (parent != 0) {
+      p.appendVarInt(TrackDescriptor.PARENT_UUID_FIELD_NUMBER, parent);
+    }
+    return p;
   }
 
   /** A stable 64-bit id from the pid, a kind, a tid and a name (FNV-1a, then a 64-bit mix). */

@@ -3,11 +3,9 @@ package org.jperfetto.producer.jfr;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import jdk.jfr.consumer.RecordedClass;
 import jdk.jfr.consumer.RecordedFrame;
 import jdk.jfr.consumer.RecordedMethod;
@@ -93,7 +91,6 @@ public final class StackSampleEncoder {
   private final IdentityHashMap<RecordedStackTrace, Long> stacksSeen = new IdentityHashMap<>();
   private final IdentityHashMap<RecordedStackTrace, Long> nativeStacksSeen = new IdentityHashMap<>();
   private final IdentityHashMap<RecordedThread, Boolean> threadsSeen = new IdentityHashMap<>();
-  private final Set<Long> threadsDescribed = new HashSet<>();
   private final Map<CallstackKey, Long> callstacks = new HashMap<>();
   private final Map<FrameKey, Long> frames = new HashMap<>();
   private final Map<String, Long> functionNames = new HashMap<>();
@@ -219,7 +216,7 @@ public final class StackSampleEncoder {
     stacksSeen.clear();
     nativeStacksSeen.clear();
     threadsSeen.clear();
-    threadsDescribed.clear();
+    tracks.clearIncrementalState(); // descriptors again too: they may have been in what was lost
     callstacks.clear();
     frames.clear();
     functionNames.clear();
@@ -253,9 +250,6 @@ public final class StackSampleEncoder {
       threadsSeen.clear();
     }
     threadsSeen.put(thread, Boolean.TRUE);
-    if (!threadsDescribed.add(tid)) {
-      return;
-    }
     String name = thread.getJavaName() != null ? thread.getJavaName() : thread.getOSName();
     tracks.describeThread(writer::newTracePacket, tid, name == null ? null : JfrEventMapper.bounded(name));
   }
