@@ -61,8 +61,7 @@ public final class FdTraceFileSink implements ConsumerEndpoint.TraceFileSink, Au
 
   /** Opens path (a file, a device, or a pipe, which {@link PipeWriter} writes into); name is for errors. */
   static FdTraceFileSink open(Path path, String name) throws IOException {
-    boolean regular = java.nio.file.Files.isRegularFile(path);
-    if (regular) {
+    if (java.nio.file.Files.isRegularFile(path)) {
       try {
         // one channel for both; writes start at the end, as appending would
         FileChannel rw = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE);
@@ -73,7 +72,7 @@ public final class FdTraceFileSink implements ConsumerEndpoint.TraceFileSink, Au
       }
     }
     return new FdTraceFileSink(FileChannel.open(path, StandardOpenOption.WRITE, StandardOpenOption.APPEND),
-        false, name, !regular && isFifo(path));
+        false, name, isFifo(path));
   }
 
   /** Whether path is a pipe (S_IFIFO); a device such as /dev/full is written directly, errors and all. */
