@@ -5,9 +5,9 @@
 #   scripts/build-image.sh OUTPUT MODULE_PATH NAME=MODULE/MAINCLASS...
 #
 # The training run (scripts/train-cds.sh) starts jtraced and records a short session through it with
-# `jperfetto aot-training` (src/main/jlink/training.pbtxt), which also traces TrackEvents into it.
+# `jperfetto aot-training` (core/src/main/jlink/training.pbtxt), which also traces TrackEvents into it.
 # JPERFETTO_AGENT_JAR, when set, is copied to lib/jperfetto-agent.jar.
-# jlink options live in src/main/jlink/jlink.args (shared with PackagingIT). JAVA_HOME picks the
+# jlink options live in core/src/main/jlink/jlink.args (shared with PackagingIT). JAVA_HOME picks the
 # JDK whose jlink (and so whose runtime) goes into the image; scripts/find-jdk.sh finds one if unset.
 set -eu
 [ $# -ge 3 ] || { echo "usage: $0 OUTPUT MODULE_PATH NAME=MODULE/MAINCLASS..." >&2; exit 2; }
@@ -22,12 +22,12 @@ cds_base=
 [ "$JPERFETTO_JAVA_VERSION" -lt 25 ] && cds_base=--generate-cds-archive
 
 rm -rf "$out"
-"$JAVA_HOME/bin/jlink" @"$root/src/main/jlink/jlink.args" $cds_base --module-path "$modpath" --output "$out"
+"$JAVA_HOME/bin/jlink" @"$root/core/src/main/jlink/jlink.args" $cds_base --module-path "$modpath" --output "$out"
 "$root/scripts/install-launchers.sh" "$out" "$@"
 # The -javaagent / `jperfetto attach` jar (the package phase builds it first), where attach looks.
 if [ -n "${JPERFETTO_AGENT_JAR:-}" ] && [ -f "$JPERFETTO_AGENT_JAR" ]; then
   cp "$JPERFETTO_AGENT_JAR" "$out/lib/jperfetto-agent.jar"
 fi
 "$root/scripts/train-cds.sh" "$out" jtraced \
-  jperfetto aot-training --system --txt -c "$root/src/main/jlink/training.pbtxt" -o /dev/null
+  jperfetto aot-training --system --txt -c "$root/core/src/main/jlink/training.pbtxt" -o /dev/null
 echo "jperfetto runtime image: $out ($(du -sh "$out" | cut -f1))"

@@ -23,8 +23,8 @@ import java.util.stream.Stream;
  * {@link ImageDemo} is patched into module org.jperfetto so the launcher template can run it.
  */
 final class TestImage {
-  static final Path PROTOBUF_MODULE_INFO = Path.of("src/main/jlink/com.google.protobuf/module-info.java");
-  static final Path JLINK_ARGS = Path.of("src/main/jlink/jlink.args");
+  static final Path PROTOBUF_MODULE_INFO = Path.of("core/src/main/jlink/com.google.protobuf/module-info.java");
+  static final Path JLINK_ARGS = Path.of("core/src/main/jlink/jlink.args");
   static final Path CLASSES = Path.of("target/classes");
   static final Path TEST_CLASSES = Path.of("target/test-classes");
   static final String DEMO_MAIN = "org.jperfetto/" + ImageDemo.class.getName();

@@ -22,7 +22,15 @@ class StandaloneCloneTest {
 
   @Test
   void nothingTheBuildOrTestsReadLiesBesideTheRepository() throws IOException {
-    List<Path> roots = List.of(Path.of("src"), Path.of("pom.xml"), Path.of(".ci"));
+    // The build (root pom), CI, and every module's pom and sources.
+    List<Path> roots = new java.util.ArrayList<>(List.of(Path.of("pom.xml"), Path.of(".ci")));
+    try (Stream<Path> top = Files.list(Path.of(""))) {
+      top.filter(d -> Files.isRegularFile(d.resolve("pom.xml"))).forEach(d -> {
+        roots.add(d.resolve("pom.xml"));
+        roots.add(d.resolve("src"));
+      });
+    }
+    assertTrue(roots.contains(Path.of("core", "src")), "the core module among " + roots);
     List<String> offenders;
     try (Stream<Path> files = roots.stream().filter(Files::exists).flatMap(StandaloneCloneTest::walk)) {
       offenders = files.filter(Files::isRegularFile).filter(StandaloneCloneTest::namesOutside)

@@ -62,7 +62,7 @@ class AotTrainingIT {
     // The image's training config with a buffer that keeps the start of every sequence (its ring
     // buffer overwrites the interned names this test reads).
     Path cfg = dir.resolve("training.pbtxt");
-    Files.writeString(cfg, Files.readString(Path.of("src/main/jlink/training.pbtxt"))
+    Files.writeString(cfg, Files.readString(Path.of("core/src/main/jlink/training.pbtxt"))
         .replace("buffers { size_kb: 16384 }", "buffers { size_kb: 131072 fill_policy: DISCARD }"));
     assertTrue(Files.readString(cfg).contains("DISCARD"), "the training config still sets its buffer so");
     Path trace = dir.resolve("training.pftrace");

@@ -50,7 +50,7 @@ class DocumentedVersionsTest {
       }
     }
     String readme = Files.readString(Path.of("README.md"));
-    String version = pomProperty(pom.substring(pom.indexOf("<artifactId>jperfetto</artifactId>")), "version");
+    String version = pomProperty(pom.substring(pom.indexOf("<artifactId>jperfetto-parent</artifactId>")), "version");
     assertTrue(readme.contains("<artifactId>jperfetto</artifactId>\n  <version>" + version + "</version>"),
         "README's Maven snippet names version " + version);
     assertTrue(readme.contains("implementation(\"org.jperfetto:jperfetto:" + version + "\")"),

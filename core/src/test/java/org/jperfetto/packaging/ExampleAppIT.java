@@ -50,10 +50,13 @@ class ExampleAppIT {
     Path repo = work.resolve("repo");
     Path installed = repo.resolve("org/jperfetto/jperfetto/" + VERSION);
     Files.createDirectories(installed);
-    // What `mvn install` puts there: the jar of target/classes and the project's pom.
+    // What `mvn install` puts there: the jar of target/classes, the core's pom and the parent pom it
+    // inherits its dependency versions from.
     TestImage.run("jar", List.of("--create", "--file", installed.resolve("jperfetto-" + VERSION + ".jar").toString(),
         "-C", TestImage.CLASSES.toString(), "."));
-    Files.copy(Path.of("pom.xml"), installed.resolve("jperfetto-" + VERSION + ".pom"));
+    Files.copy(Path.of("core", "pom.xml"), installed.resolve("jperfetto-" + VERSION + ".pom"));
+    Path parent = Files.createDirectories(repo.resolve("org/jperfetto/jperfetto-parent/" + VERSION));
+    Files.copy(Path.of("pom.xml"), parent.resolve("jperfetto-parent-" + VERSION + ".pom"));
     app = work.resolve("hello-trace");
     // Its pom and sources only: a target/ left by building it in place is not looked at.
     Path example = Path.of("examples/hello-trace");

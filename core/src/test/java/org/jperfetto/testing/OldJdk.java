@@ -18,7 +18,7 @@ import java.util.stream.Stream;
 public final class OldJdk {
   private static final Pattern VERSION = Pattern.compile("^JAVA_VERSION=\"(1\\.)?(\\d+)[^\"]*\"", Pattern.MULTILINE);
   /** The program the old-JDK tests run (src/test/old-jdk). */
-  public static final Path TARGET_SOURCE = Path.of("src/test/old-jdk/OldJdkTarget.java").toAbsolutePath();
+  public static final Path TARGET_SOURCE = Path.of("core/src/test/old-jdk/OldJdkTarget.java").toAbsolutePath();
 
   private OldJdk() {}
 

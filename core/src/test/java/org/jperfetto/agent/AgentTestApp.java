@@ -24,7 +24,7 @@ import java.util.stream.Stream;
  * module {@code example.app}; it never sees jperfetto. Talks over its standard streams.
  */
 final class AgentTestApp implements AutoCloseable {
-  static final Path SOURCES = Path.of("src/test/agent-app");
+  static final Path SOURCES = Path.of("core/src/test/agent-app");
   static final String MAIN = "example.app.AgentTargetApp";
 
   /** How the app is launched. */

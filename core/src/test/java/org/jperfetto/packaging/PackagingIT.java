@@ -213,7 +213,7 @@ class PackagingIT {
       assertTrue(Files.exists(work.resolve("c.sock")), "consumer socket after the ready line");
       Path trace = work.resolve("launcher.pftrace");
       Result session = run(env, image.resolve("bin/jperfetto").toString(),
-          "--system", "--txt", "-c", "src/main/jlink/training.pbtxt", "-o", trace.toString());
+          "--system", "--txt", "-c", "core/src/main/jlink/training.pbtxt", "-o", trace.toString());
       assertEquals(0, session.exit(), session::toString);
       assertFalse(session.stderr().contains("WARNING"), session::toString);
       assertTrue(Files.size(trace) > 0, () -> "trace written through the launchers: " + session);
