@@ -165,6 +165,8 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
   private Track track;
   private String name;
   private long timestamp;
+  /** The time emitAt reads as "now". */
+  static final long NOW = Long.MIN_VALUE;
   private boolean hasCounter;
   private boolean doubleCounter;
   private long counterBits;
@@ -315,11 +317,20 @@ final class ThreadState implements DataSource.TraceFunction<Session> {
    * source's loop over instances and {@link #trace}'s per-instance lookups.
    */
   void emit() {
+    emitAt(NOW);
+  }
+
+  /**
+   * As {@link #emit}, the event timestamped at {@code when} on {@link System#nanoTime()}'s clock
+   * ({@link #NOW}: the current time). A time before the sequence's last event goes out as an
+   * absolute CLOCK_MONOTONIC timestamp (the incremental clock only moves forward).
+   */
+  void emitAt(long when) {
     try {
       if (carrierTids) {
         addCarrier();
       }
-      timestamp = System.nanoTime();
+      timestamp = when == NOW ? System.nanoTime() : when;
       if (laneVersion == dataSource.instancesVersion() && category.enabledInstances() == laneMask) {
         write(laneWriter, laneSeq, laneSession);
         laneWriter.finishTracePacket();

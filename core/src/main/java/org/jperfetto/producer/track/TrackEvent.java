@@ -347,6 +347,45 @@ public final class TrackEvent {
     }
   }
 
+  // ---- events at a given time ----
+  // For events recorded after the fact (a span written when it ends, events replayed from another
+  // tracer): the time is on System.nanoTime()'s clock, the trace clock of every other event.
+
+  /** Begins a slice on the current thread at nanoTime, with the annotations and flows fn writes (or null). */
+  public void beginAt(long nanoTime, Category category, String name, EventFunction fn) {
+    if (category.enabledInstances() != 0) {
+      emitAt(nanoTime, ThreadState.TYPE_SLICE_BEGIN, category, null, name, fn);
+    }
+  }
+
+  /** Ends the current thread's innermost slice at nanoTime, adding fn's annotations and flows (or null). */
+  public void endAt(long nanoTime, Category category, EventFunction fn) {
+    if (category.enabledInstances() != 0) {
+      emitAt(nanoTime, ThreadState.TYPE_SLICE_END, category, null, null, fn);
+    }
+  }
+
+  /** Begins a slice on a named track at nanoTime, with the annotations and flows fn writes (or null). */
+  public void beginAt(long nanoTime, Category category, Track track, String name, EventFunction fn) {
+    if (category.enabledInstances() != 0) {
+      emitAt(nanoTime, ThreadState.TYPE_SLICE_BEGIN, category, requireSliceTrack(track), name, fn);
+    }
+  }
+
+  /** Ends the innermost slice on track at nanoTime, adding fn's annotations and flows (or null). */
+  public void endAt(long nanoTime, Category category, Track track, EventFunction fn) {
+    if (category.enabledInstances() != 0) {
+      emitAt(nanoTime, ThreadState.TYPE_SLICE_END, category, requireSliceTrack(track), null, fn);
+    }
+  }
+
+  /** An instant at nanoTime on track (null: the current thread's), with fn's annotations (or null). */
+  public void instantAt(long nanoTime, Category category, Track track, String name, EventFunction fn) {
+    if (category.enabledInstances() != 0) {
+      emitAt(nanoTime, ThreadState.TYPE_INSTANT, category, track == null ? null : requireSliceTrack(track), name, fn);
+    }
+  }
+
   // ---- instants ----
 
   /** An instant event on the current thread. */
@@ -523,6 +562,20 @@ public final class TrackEvent {
     if (t.start(type, category, track, name)) {
       t.function(fn);
       t.emit();
+    }
+  }
+
+  private void emitAt(long nanoTime, int type, Category category, Track track, String name, EventFunction fn) {
+    check(type, category, name);
+    if (nanoTime == ThreadState.NOW) {
+      throw new IllegalArgumentException("not a System.nanoTime() value: " + nanoTime);
+    }
+    ThreadState t = threadState();
+    if (t.start(type, category, track, name)) {
+      if (fn != null) {
+        t.function(fn);
+      }
+      t.emitAt(nanoTime);
     }
   }
 

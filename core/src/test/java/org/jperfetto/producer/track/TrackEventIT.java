@@ -148,6 +148,39 @@ class TrackEventIT {
   }
 
   @Test
+  void eventsAtGivenTimesKeepThoseTimesEvenBeforeTheSequencesLastEvent() throws Exception {
+    try (TrackEventFixture f = new TrackEventFixture(dir, APP)) {
+      f.start(1, TrackEventConfig.getDefaultInstance());
+      TrackEvent te = f.trackEvent;
+      long t0 = System.nanoTime();
+      te.instant(APP, "now");
+      // A slice recorded after the fact, as a span is when it ends: its begin lies before the
+      // sequence's last event, so it cannot be a delta on the incremental clock.
+      te.beginAt(t0 - 5_000_000, APP, "earlier", ev -> ev.arg("k", 1L));
+      te.endAt(t0 - 1_000_000, APP, null);
+      te.beginAt(t0 - 4_000_000, APP, QUEUE, "queued", null);
+      te.instantAt(t0 - 3_000_000, APP, QUEUE, "mark", ev -> ev.arg("n", 2L));
+      te.endAt(t0 - 2_000_000, APP, QUEUE, ev -> ev.arg("done", true));
+      te.instantAt(t0 + 1_000, APP, null, "later", null);
+      te.instant(APP, "after");
+      DecodedEvents d = f.finish();
+      assertEquals(t0 - 5_000_000, d.named("earlier").get(0).timestamp());
+      assertEquals(1L, d.named("earlier").get(0).args().get("k"));
+      List<DecodedEvents.Event> ends = d.ofType(Type.TYPE_SLICE_END);
+      assertEquals(List.of(t0 - 1_000_000, t0 - 2_000_000), ends.stream().map(DecodedEvents.Event::timestamp).toList());
+      assertEquals(Boolean.TRUE, ends.get(1).args().get("done"));
+      assertEquals(QUEUE.uuid(), ends.get(1).trackUuid());
+      assertEquals(t0 - 4_000_000, d.named("queued").get(0).timestamp());
+      assertEquals(QUEUE.uuid(), d.named("mark").get(0).trackUuid());
+      assertEquals(t0 - 3_000_000, d.named("mark").get(0).timestamp());
+      assertEquals(t0 + 1_000, d.named("later").get(0).timestamp());
+      assertTrue(d.named("after").get(0).timestamp() >= d.named("now").get(0).timestamp(),
+          "the incremental clock goes on from the sequence's last current time");
+      assertEquals(List.of(), d.errors);
+    }
+  }
+
+  @Test
   void firstPacketClearsStateSetsDefaultsAndTiesTheClockToMonotonic() throws Exception {
     try (TrackEventFixture f = new TrackEventFixture(dir, APP)) {
       f.start(1, TrackEventConfig.getDefaultInstance());

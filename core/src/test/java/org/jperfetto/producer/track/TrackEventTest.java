@@ -75,7 +75,12 @@ class TrackEventTest {
         () -> te.instant(stray, "i", "a", 1L, "b", 2L),
         () -> te.instant(stray, "i", ev -> {}),
         () -> te.counter(stray, Track.counter("c"), 1L),
-        () -> te.counter(stray, Track.counter("c"), 1.5));
+        () -> te.counter(stray, Track.counter("c"), 1.5),
+        () -> te.beginAt(1, stray, "b", null),
+        () -> te.endAt(1, stray, null),
+        () -> te.beginAt(1, stray, Track.named("t"), "b", null),
+        () -> te.endAt(1, stray, Track.named("t"), null),
+        () -> te.instantAt(1, stray, null, "i", null));
     for (int i = 0; i < calls.size(); i++) {
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class, calls.get(i)::run, "call " + i);
       assertTrue(e.getMessage().contains("stray"), e.getMessage());
