@@ -97,9 +97,8 @@ public final class Jtraced {
       ServiceHost.Options options = ServiceHost.Options.of(args.producerSockets(), args.consumerSocket())
           .withConsumerSocketMode(args.consumerSocketMode()).withMaxBufferBytes(args.maxBufferBytes())
           .withRelayEndpoints(args.relayEndpoints()).withDefaultClearPeriodMs(args.defaultClearPeriodMs());
-      // The warm-up runs between bind and serve: the first producer meets a compiled ingest path.
-      host = "0".equals(System.getenv(WARMUP_ENV)) ? ServiceHost.start(options)
-          : ServiceHost.startAfterWarmUp(options);
+      host = ServiceHost.start(options);
+      host.giveBackHeapWhenIdle();
     } catch (IOException | RuntimeException e) {
       System.err.println("jtraced: " + e.getMessage());
       System.exit(1);
@@ -147,9 +146,6 @@ public final class Jtraced {
       Thread.currentThread().interrupt();
     }
   }
-
-  /** JPERFETTO_WARMUP=0 leaves out the JIT warm-up (to measure without it). */
-  static final String WARMUP_ENV = "JPERFETTO_WARMUP";
 
   static Args parse(String[] argv) {
     return parse(argv, System.getenv(ProducerRelay.RELAY_ENV));
