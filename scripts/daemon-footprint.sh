@@ -13,6 +13,8 @@
 #   after-session  VmRSS 10 s after a session with one 256 MiB DISCARD buffer that took a burst of
 #                  SLICES (default 1000000) slices from `jperfetto ref-producer` has ended (the image's
 #                  own jperfetto records it; the buffer is read out and freed)
+#   floor start    exec to exit of an empty main() on the image's own java, run after each start of
+#                  jtraced (the JVM's own share of first-answer on this machine, at this load)
 #   floor          VmRSS of an empty main() that sleeps, on the image's own java, 10 s after start
 # -q: only first-answer (no RSS figures).
 # Sockets live in a temp dir (PERFETTO_{PRODUCER,CONSUMER}_SOCK_NAME); every process started is stopped.
@@ -154,15 +156,31 @@ def rss(pid):
     return "%5.1f MB (anon %.1f, file %.1f, shmem %.1f; %d threads)" % (
         kb["VmRSS"] / 1024, kb["RssAnon"] / 1024, kb["RssFile"] / 1024, kb["RssShmem"] / 1024, kb["Threads"])
 
-times = []
+# The floor: empty mains on the image's own java.
+java = os.path.dirname(jtraced_bin.rstrip("/")) + "/bin/java"
+javac = os.path.join(java_home, "bin", "javac") if java_home else "javac"
+with open(tmp + "/Sleep.java", "w") as f:
+    f.write("public class Sleep { public static void main(String[] a) throws Exception { Thread.sleep(60_000); } }\n")
+with open(tmp + "/Empty.java", "w") as f:
+    f.write("public class Empty { public static void main(String[] a) {} }\n")
+subprocess.run([javac, "--release", "17", "-d", tmp, tmp + "/Sleep.java", tmp + "/Empty.java"], check=True)
+
+def floor_start():
+    t0 = time.monotonic()
+    subprocess.run([java, "-cp", tmp, "Empty"], check=True)
+    return (time.monotonic() - t0) * 1000
+
+times, floor_times = [], []
 for i in range(starts):
     p, ms = start_jtraced()
     times.append(ms)
-    print("start %d: first answer after %.0f ms" % (i + 1, ms), flush=True)
     if i < starts - 1 or quick:
         stop(p)
-print("first-answer: median %.0f ms (min %.0f, max %.0f) over %d starts"
-      % (statistics.median(times), min(times), max(times), starts), flush=True)
+    floor_times.append(floor_start())
+    print("start %d: first answer after %.0f ms; empty main %.0f ms" % (i + 1, ms, floor_times[-1]), flush=True)
+print("first-answer: median %.0f ms (min %.0f, max %.0f) over %d starts; floor start (empty main, exec to exit): "
+      "median %.0f ms" % (statistics.median(times), min(times), max(times), starts, statistics.median(floor_times)),
+      flush=True)
 if quick:
     sys.exit(0)
 
@@ -186,12 +204,7 @@ try:
 finally:
     stop(p)
 
-# The floor: an empty main that sleeps, on the image's own java.
-javac = os.path.join(java_home, "bin", "javac") if java_home else "javac"
-with open(tmp + "/Sleep.java", "w") as f:
-    f.write("public class Sleep { public static void main(String[] a) throws Exception { Thread.sleep(60_000); } }\n")
-subprocess.run([javac, "--release", "17", "-d", tmp, tmp + "/Sleep.java"], check=True)
-q = subprocess.Popen([os.path.dirname(jtraced_bin.rstrip("/")) + "/bin/java", "-cp", tmp, "Sleep"])
+q = subprocess.Popen([java, "-cp", tmp, "Sleep"])
 time.sleep(10)
 print("floor (empty main, image java): " + rss(q.pid), flush=True)
 q.kill()
