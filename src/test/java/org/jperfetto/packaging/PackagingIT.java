@@ -194,6 +194,24 @@ class PackagingIT {
   }
 
   @Test
+  void onlyTheJtracedLauncherRunsADaemonsSmallSerialHeap() throws Exception {
+    Map<String, String> flags = Map.of("JPERFETTO_JAVA_OPTS", "-XX:+PrintCommandLineFlags");
+    Result jtraced = run(flags, image.resolve("bin/jtraced").toString(), "--help");
+    assertEquals(0, jtraced.exit(), jtraced::toString);
+    for (String flag : List.of("-XX:+UseSerialGC", "-XX:MaxHeapFreeRatio=20", "-XX:-ShrinkHeapInSteps",
+        "-XX:TrimNativeHeapInterval=5000")) {
+      assertTrue(jtraced.stdout().contains(flag), () -> flag + " in " + jtraced);
+    }
+    Result jperfetto = run(flags, image.resolve("bin/jperfetto").toString(), "--version");
+    assertEquals(0, jperfetto.exit(), jperfetto::toString);
+    assertFalse(jperfetto.stdout().contains("-XX:+UseSerialGC"), jperfetto::toString);
+    Result g1 = run(Map.of("JPERFETTO_JAVA_OPTS", "-XX:-UseSerialGC -XX:+UseG1GC -XX:+PrintCommandLineFlags"),
+        image.resolve("bin/jtraced").toString(), "--help");
+    assertEquals(0, g1.exit(), g1::toString);
+    assertTrue(g1.stdout().contains("-XX:+UseG1GC"), () -> "JPERFETTO_JAVA_OPTS come last: " + g1);
+  }
+
+  @Test
   void jtracedLauncherServesAndJperfettoRecordsThroughIt() throws Exception {
     Map<String, String> env = Map.of("PERFETTO_PRODUCER_SOCK_NAME", work.resolve("p.sock").toString(),
         "PERFETTO_CONSUMER_SOCK_NAME", work.resolve("c.sock").toString());
