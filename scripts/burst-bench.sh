@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The reference burst (DESIGN.md "Performance budgets"), side by side: a producer writes N slices
+# The reference burst (docs/performance.md), side by side: a producer writes N slices
 # "ref_slice" (+ a counter every 10th) as fast as it can while a perfetto CLI records them into one
 # 256 MiB DISCARD buffer; per run it prints the producer's rate, the share of slices kept, the
 # service's CPU while ingesting and while the trace is read out, and the share of slices readable:

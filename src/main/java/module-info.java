@@ -10,6 +10,11 @@ module org.jperfetto {
   requires java.logging;
   // jdk.jfr.consumer.RecordingStream: the jvm.jfr data source streams the JVM's own events.
   requires jdk.jfr;
+  // `jperfetto attach` drives another JVM's Flight Recorder over JMX (RemoteRecordingStream), through
+  // the local connector the Attach API starts in it (the RMI connector: java.management.rmi).
+  requires jdk.management.jfr;
+  requires java.management;
+  requires java.management.rmi;
   // sun.misc.Signal: jperfetto stops a session cleanly on SIGINT/SIGTERM and keeps its exit code.
   requires jdk.unsupported;
   // `jperfetto attach PID` loads the agent into a running JVM (Attach API); in the jlink image too.

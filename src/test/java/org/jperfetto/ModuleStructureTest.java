@@ -16,7 +16,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * Keeps the package map of DESIGN.md true: each package of the module may import only the packages
+ * Keeps the package map of docs/architecture.md true: each package of the module may import only the packages
  * listed for it. A new package must be added here, which is the moment to think about its place.
  */
 class ModuleStructureTest {

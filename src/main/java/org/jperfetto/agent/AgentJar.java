@@ -27,6 +27,12 @@ public final class AgentJar {
       "org.objectweb.asm.ClassVisitor", "org.objectweb.asm.tree.ClassNode",
       "org.objectweb.asm.commons.AdviceAdapter");
 
+  /**
+   * The jar's entry class, compiled for Java 8 (src/main/java8) so that an old JDK can load it and
+   * hear why the agent does not start; named, not referenced: it is compiled after this class.
+   */
+  static final String ENTRY_CLASS = AgentBoot.class.getPackageName() + ".AgentEntry";
+
   private AgentJar() {}
 
   /** {@code AgentJar OUTPUT.jar}: from the class path this runs on. */
@@ -71,8 +77,8 @@ public final class AgentJar {
     Manifest manifest = new Manifest();
     Attributes a = manifest.getMainAttributes();
     a.put(Attributes.Name.MANIFEST_VERSION, "1.0");
-    a.putValue("Premain-Class", AgentBoot.class.getName());
-    a.putValue("Agent-Class", AgentBoot.class.getName());
+    a.putValue("Premain-Class", ENTRY_CLASS);
+    a.putValue("Agent-Class", ENTRY_CLASS);
     a.putValue("Can-Retransform-Classes", "true");
     a.putValue("Can-Redefine-Classes", "false");
     a.putValue("Implementation-Title", "jperfetto agent");
@@ -84,14 +90,20 @@ public final class AgentJar {
       byte[] jperfettoJar = Files.isDirectory(jperfetto) ? jarOf(jperfetto) : Files.readAllBytes(jperfetto);
       // The shared package at the top, from the same jperfetto build.
       addDirectories(jar, bootDir);
+      boolean entry = false;
       try (java.util.jar.JarInputStream in = new java.util.jar.JarInputStream(
           new java.io.ByteArrayInputStream(jperfettoJar))) {
         for (JarEntry e = in.getNextJarEntry(); e != null; e = in.getNextJarEntry()) {
           String name = e.getName();
           if (name.startsWith(bootDir) && name.endsWith(".class") && name.indexOf('/', bootDir.length()) < 0) {
             put(jar, name, in.readAllBytes());
+            entry |= name.equals(ENTRY_CLASS.replace('.', '/') + ".class");
           }
         }
+      }
+      if (!entry) {
+        throw new IOException(jperfetto + " has no " + ENTRY_CLASS + " (compiled from src/main/java8 by the"
+            + " build's agent-entry execution): build with ./mvnw");
       }
       jar.putNextEntry(new JarEntry("META-INF/jperfetto/"));
       jar.putNextEntry(new JarEntry(AgentBoot.LIB_DIR));

@@ -1,7 +1,10 @@
 package org.jperfetto.cli;
 
 import java.util.BitSet;
+import java.util.HashMap;
+import java.util.Map;
 import org.jperfetto.protos.TracePacket;
+import org.jperfetto.protos.TraceStats;
 
 /**
  * Which packets of a trace trace_processor can read, judged by their sequence's incremental state:
@@ -10,7 +13,7 @@ import org.jperfetto.protos.TracePacket;
  * since. A packet marked previous_packet_dropped that does not also clear the state makes the
  * sequence unreadable until the next clear, as trace_processor does; so a writer that keeps
  * writing on the old state after a loss has every later packet skipped. Packets that need no
- * state are always read. Memory: three bits per sequence id.
+ * state are always read. Memory: three bits per sequence id, and a count per sequence that lost.
  */
 final class IncrementalStateTracker {
   private static final int CLEARED = TracePacket.SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED_VALUE;
@@ -31,6 +34,8 @@ final class IncrementalStateTracker {
   private final BitSet cleared = new BitSet();
   private final BitSet readable = new BitSet();
   private final BitSet seen = new BitSet();
+  /** Counted losses by sequence (only sequences that lost something). */
+  private final Map<Integer, Long> lossesBySequence = new HashMap<>();
 
   /**
    * Takes packet p in trace order; says whether its previous_packet_dropped is a loss trace_processor
@@ -41,7 +46,24 @@ final class IncrementalStateTracker {
     int seq = p.getTrustedPacketSequenceId();
     boolean first = !seen.get(seq);
     seen.set(seq);
-    return !first && p.getPreviousPacketDropped() != 0;
+    boolean counts = p.hasTrustedPacketSequenceId() && !first && p.getPreviousPacketDropped() != 0;
+    if (counts) {
+      lossesBySequence.merge(seq, 1L, Long::sum);
+    }
+    return counts;
+  }
+
+  /**
+   * The losses counted so far on the sequences a TraceStats lists in writer_stats, one term per
+   * entry: trace_processor's traced_buf_sequence_packet_loss, summed over buffers (it reports the
+   * loss only of sequences the service lists there).
+   */
+  long sequencePacketLoss(TraceStats stats) {
+    long sum = 0;
+    for (TraceStats.WriterStats w : stats.getWriterStatsList()) {
+      sum += lossesBySequence.getOrDefault((int) w.getSequenceId(), 0L);
+    }
+    return sum;
   }
 
   /** Takes packet p in trace order; says whether trace_processor would read it. */

@@ -67,6 +67,7 @@ public final class Jperfetto {
     Plugins.register(Subcommand.class, new RefProducer());
     Plugins.register(Subcommand.class, new TraceSummary());
     Plugins.register(Subcommand.class, new OpenCommand());
+    Plugins.register(Subcommand.class, new TraceView());
     Plugins.register(Subcommand.class, new AttachCommand());
     Plugins.register(Subcommand.class, new AotTraining());
     int code = run(args, CliContext.system());
@@ -405,7 +406,7 @@ public final class Jperfetto {
       return;
     }
     // The extras the light options add are best effort: only what the user asked for is named.
-    List<String> quiet = options.configFile == null ? TraceConfigs.LIGHT_EXTRAS : List.of();
+    List<String> quiet = options.configFile == null ? TraceConfigs.QUIET_EXTRAS : List.of();
     DataSourceCheck.warnings(config, state, quiet).forEach(err::println);
   }
 

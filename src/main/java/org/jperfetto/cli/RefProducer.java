@@ -10,7 +10,7 @@ import org.jperfetto.producer.track.TrackEvent;
 
 /**
  * {@code jperfetto ref-producer N [counter_every=10] [wait_start_ms=30000] [shmem_kb=0]
- * [linger_ms=2000]}: the Java side of the reference workload (DESIGN.md, "Performance budgets"),
+ * [linger_ms=2000]}: the Java side of the reference workload (docs/performance.md),
  * with the same arguments and the same result line as the C++ SDK app it is compared with. It
  * connects to the system producer socket, waits for a session that enables category "ref", emits N
  * slices "ref_slice" with debug arg "i" (and a counter "ref_counter" every counter_every-th), flushes,

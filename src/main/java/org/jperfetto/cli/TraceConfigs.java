@@ -6,6 +6,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.stream.Stream;
+import org.jperfetto.producer.jfr.JfrDataSource;
 import org.jperfetto.protos.DataSourceConfig;
 import org.jperfetto.protos.FtraceConfig;
 import org.jperfetto.protos.TraceAttributes;
@@ -119,6 +121,9 @@ final class TraceConfigs {
     for (String extra : LIGHT_EXTRAS) {
       config.addDataSources(dataSource(DataSourceConfig.newBuilder().setName(extra).setTargetBuffer(0)));
     }
+    for (String jvm : JVM_EXTRAS) {
+      config.addDataSources(dataSource(DataSourceConfig.newBuilder().setName(jvm).setTargetBuffer(0)));
+    }
     return config.build();
   }
 
@@ -154,6 +159,18 @@ final class TraceConfigs {
    * record where traced_probes runs, and nothing is said when no producer offers them.
    */
   static final List<String> LIGHT_EXTRAS = List.of("linux.process_stats", "linux.system_info");
+
+  /**
+   * The JVM's own data sources the light options record from every JVM that offers them (the
+   * agent, the library's JFR data source): its GC, JIT, locks and Java stack samples beside its
+   * slices, with their default config. Nothing is said when no JVM offers them; a config file
+   * chooses otherwise.
+   */
+  static final List<String> JVM_EXTRAS = List.of(JfrDataSource.NAME);
+
+  /** The data sources the light options add that no warning names when nobody offers them. */
+  static final List<String> QUIET_EXTRAS = Stream.concat(LIGHT_EXTRAS.stream(),
+      JVM_EXTRAS.stream()).toList();
 
   private record Unit(String suffix, long multiplier) {}
 

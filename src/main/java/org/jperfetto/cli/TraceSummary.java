@@ -16,7 +16,10 @@ import org.jperfetto.service.ClearPeriod;
 /**
  * {@code jperfetto summary FILE}: counts what a trace file holds (packets, TrackEvent slice begins
  * and ends, instants, counters, packets after a data loss: previous_packet_dropped) and prints the
- * trace's loss statistics (among them trace_writer_packet_loss, packets writers gave up on midway),
+ * trace's loss statistics (among them trace_writer_packet_loss, packets writers gave up on midway,
+ * and sequence_packet_loss, the previous_packet_dropped marks trace_processor counts as
+ * traced_buf_sequence_packet_loss: not a sequence's first packet's, and only on sequences the
+ * trace's last TraceStats lists in writer_stats),
  * one {@code key=value} line, so a script can compare traces without trace_processor; when slice
  * begins are in the file but trace_processor cannot read them, it says why on stderr, with the fix
  * (see {@link IncrementalStateTracker}). Reads the file as a stream: a trace of any size in
@@ -44,7 +47,8 @@ public final class TraceSummary implements Subcommand {
   record Counts(long packets, long sliceBegins, long readableSliceBegins, long unreadableBeforeClear,
       long unreadableAfterLoss, long sliceEnds, long instants,
       long counters, long packetsAfterLoss, long chunksDiscarded, long chunksOverwritten, long abiViolations,
-      long patchesFailed, long traceWriterPacketLoss, long bytesWritten, int finalFlushOutcome) {
+      long patchesFailed, long traceWriterPacketLoss, long sequencePacketLoss, long bytesWritten,
+      int finalFlushOutcome) {
     /**
      * Why slice begins in the file cannot be read, in words and with the fix, one sentence per
      * cause; empty when every one can.
@@ -77,7 +81,7 @@ public final class TraceSummary implements Subcommand {
           + " instants=" + instants + " counters=" + counters + " previous_packet_dropped=" + packetsAfterLoss
           + " chunks_discarded=" + chunksDiscarded + " chunks_overwritten=" + chunksOverwritten
           + " abi_violations=" + abiViolations + " patches_failed=" + patchesFailed
-          + " trace_writer_packet_loss=" + traceWriterPacketLoss
+          + " trace_writer_packet_loss=" + traceWriterPacketLoss + " sequence_packet_loss=" + sequencePacketLoss
           + " bytes_written=" + bytesWritten + " final_flush_outcome=" + finalFlushOutcome
           + " unreadable_before_clear=" + unreadableBeforeClear + " unreadable_after_loss=" + unreadableAfterLoss;
     }
@@ -146,6 +150,7 @@ public final class TraceSummary implements Subcommand {
     long violations = 0;
     long patchesFailed = 0;
     long writerLoss = 0;
+    long sequenceLoss = 0;
     long written = 0;
     int outcome = 0;
     while (!cis.isAtEnd()) {
@@ -198,11 +203,13 @@ public final class TraceSummary implements Subcommand {
           writerLoss += b.getTraceWriterPacketLoss();
           written += b.getBytesWritten();
         }
+        sequenceLoss = state.sequencePacketLoss(s);
         outcome = s.getFinalFlushOutcome().getNumber();
       }
     }
     return new Counts(packets, begins, readableBegins, unreadableBeforeClear, unreadableAfterLoss, ends, instants,
-        counters, afterLoss, discarded, overwritten, violations, patchesFailed, writerLoss, written, outcome);
+        counters, afterLoss, discarded, overwritten, violations, patchesFailed, writerLoss, sequenceLoss, written,
+        outcome);
   }
 
   /** The slice's index: its first integer debug annotation, if it has one. */

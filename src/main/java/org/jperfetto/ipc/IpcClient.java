@@ -49,7 +49,8 @@ public final class IpcClient implements AutoCloseable {
   private final ConnectionListener listener;
   private final EventLoop loop;
   private final FrameReader reader = new FrameReader(Fds::closeQuietly);
-  private final Object sendLock = new Object();
+  /** Guards the outbound buffer; a MountedLock, as writers of virtual threads send CommitData. */
+  private final MountedLock sendLock = new MountedLock();
   private final OutboundBuffer out = new OutboundBuffer(MAX_SEND_BUFFER_BYTES); // guarded by sendLock
   private final Map<Long, Pending> pending = new ConcurrentHashMap<>();
   private final AtomicLong lastRequestId = new AtomicLong();
@@ -184,7 +185,8 @@ public final class IpcClient implements AutoCloseable {
     }
     long requestId = lastRequestId.incrementAndGet();
     IpcException failure;
-    synchronized (sendLock) {
+    sendLock.lock();
+    try {
       if (closed) {
         throw notConnected();
       }
@@ -196,6 +198,8 @@ public final class IpcClient implements AutoCloseable {
         throw new IpcException(IpcException.Kind.SEND_FAILED, e.getMessage(), e);
       }
       failure = flushLocked();
+    } finally {
+      sendLock.unlock();
     }
     if (failure != null) {
       throw failure;
@@ -219,7 +223,8 @@ public final class IpcClient implements AutoCloseable {
 
   /** Queues and writes {@code frame}; returns why it could not be sent, or null. */
   private IpcException send(IPCFrame frame, int fd) {
-    synchronized (sendLock) {
+    sendLock.lock();
+    try {
       if (closed) {
         Fds.closeQuietly(fd);
         return notConnected();
@@ -232,6 +237,8 @@ public final class IpcClient implements AutoCloseable {
         return new IpcException(IpcException.Kind.SEND_FAILED, e.getMessage(), e);
       }
       return flushLocked();
+    } finally {
+      sendLock.unlock();
     }
   }
 
@@ -264,7 +271,8 @@ public final class IpcClient implements AutoCloseable {
   }
 
   private void updateInterest() {
-    synchronized (sendLock) {
+    sendLock.lock();
+    try {
       if (closed) {
         return;
       }
@@ -273,12 +281,15 @@ public final class IpcClient implements AutoCloseable {
       } catch (ErrnoException e) {
         LOG.log(Level.WARNING, "epoll modify for " + address + ": " + e.getMessage());
       }
+    } finally {
+      sendLock.unlock();
     }
   }
 
   private void onEvents(int events) {
     if ((events & Epoll.OUT) != 0) {
-      synchronized (sendLock) {
+      sendLock.lock();
+      try {
         if (closed) {
           return;
         }
@@ -292,6 +303,8 @@ public final class IpcClient implements AutoCloseable {
               "sending to " + address + " failed: " + e.getMessage(), e));
           return;
         }
+      } finally {
+        sendLock.unlock();
       }
     }
     if ((events & (Epoll.IN | Epoll.HUP | Epoll.ERR | Epoll.RDHUP)) != 0) {
@@ -400,12 +413,15 @@ public final class IpcClient implements AutoCloseable {
 
   /** Loop thread only. */
   private void disconnect(IpcException cause) {
-    synchronized (sendLock) {
+    sendLock.lock();
+    try {
       if (closed) {
         return;
       }
       closed = true;
       out.close();
+    } finally {
+      sendLock.unlock();
     }
     loop.unregister(socket.fd(), token);
     socket.close();

@@ -319,6 +319,9 @@ public final class IpcHost implements AutoCloseable {
     final java.util.concurrent.atomic.AtomicLong inTransit = new java.util.concurrent.atomic.AtomicLong();
     /** {@link #out}'s pending bytes as of the loop's last append or flush. */
     volatile long unsent;
+    /** Run once the unsent bytes are down to {@link #drainBelowBytes} (loop thread only). */
+    Runnable drainWaiter;
+    long drainBelowBytes;
 
     Connection(UnixSocket socket, ClientInfo client) {
       this.socket = socket;
@@ -542,19 +545,55 @@ public final class IpcHost implements AutoCloseable {
     public void sendReply(IPCFrame frame, int fd) {
       if (loop.inLoop()) {
         send(frame, fd);
-      } else {
-        long size = frame.getSerializedSize();
-        inTransit.addAndGet(size);
-        loop.execute(() -> {
-          inTransit.addAndGet(-size);
-          send(frame, fd);
-        });
+        return;
       }
+      long size = frame.getSerializedSize();
+      // Replies handed over from other threads count against the same bound as the queue they
+      // go to: past it the peer is dropped now, not once the loop got around to the backlog.
+      if (inTransit.addAndGet(size) + unsent > MAX_SEND_BUFFER_BYTES) {
+        inTransit.addAndGet(-size);
+        Fds.closeQuietly(fd);
+        loop.execute(() -> {
+          if (!closed) {
+            sendOverflows++;
+            drop("send buffer overflow: replies handed over faster than the peer drains them"
+                + " (pending=" + (inTransit.get() + out.pendingBytes()) + " max=" + MAX_SEND_BUFFER_BYTES + ")", true);
+          }
+        });
+        return;
+      }
+      loop.execute(() -> {
+        inTransit.addAndGet(-size);
+        send(frame, fd);
+      });
     }
 
     @Override
     public long unsentBytes() {
       return closed ? 0 : inTransit.get() + unsent;
+    }
+
+    @Override
+    public void whenUnsentBelow(long bytes, Runnable task) {
+      if (!loop.inLoop()) {
+        loop.execute(() -> whenUnsentBelow(bytes, task));
+        return;
+      }
+      if (closed) {
+        return;
+      }
+      drainWaiter = task;
+      drainBelowBytes = bytes;
+      wakeDrainWaiter();
+    }
+
+    /** Runs the drain waiter (as a loop task of its own, not inside a flush) if its mark is met. */
+    private void wakeDrainWaiter() {
+      Runnable task = drainWaiter;
+      if (task != null && !closed && out.pendingBytes() + inTransit.get() <= drainBelowBytes) {
+        drainWaiter = null;
+        loop.execute(task);
+      }
     }
 
     private void send(IPCFrame frame, int fd) {
@@ -585,6 +624,9 @@ public final class IpcHost implements AutoCloseable {
         boolean wantWrite = !out.flush(socket);
         unsent = out.pendingBytes();
         watchSendStall(wantWrite, unsent < before);
+        if (unsent < before) {
+          wakeDrainWaiter();
+        }
         if (wantWrite != writeInterest) {
           writeInterest = wantWrite;
           loop.modify(socket.fd(), wantWrite ? READ_EVENTS | Epoll.OUT : READ_EVENTS, token);
@@ -644,6 +686,7 @@ public final class IpcHost implements AutoCloseable {
         sendTimer.cancel();
         sendTimer = null;
       }
+      drainWaiter = null;
       loop.unregister(socket.fd(), token);
       reader.close();
       out.close();

@@ -22,6 +22,9 @@ public final class MethodCall {
 
     /** Reply bytes accepted but not yet written to the socket (0 once closed). */
     long unsentBytes();
+
+    /** See {@link MethodCall#whenUnsentBelow}. */
+    void whenUnsentBelow(long bytes, Runnable task);
   }
 
   private final ReplyChannel channel;
@@ -140,6 +143,17 @@ public final class MethodCall {
    */
   public long unsentReplyBytes() {
     return channel.unsentBytes();
+  }
+
+  /**
+   * Runs {@code task} once on the host's loop thread as soon as this connection's unsent reply
+   * bytes are at or below {@code bytes} (at once if they are now): a long stream produces its
+   * next replies only as the socket drains. One waiter per connection, a newer one replacing it;
+   * never run if the connection closes first (its services hear the disconnect instead). Any
+   * thread.
+   */
+  public void whenUnsentBelow(long bytes, Runnable task) {
+    channel.whenUnsentBelow(bytes, task);
   }
 
   /** True once the final answer was given. */

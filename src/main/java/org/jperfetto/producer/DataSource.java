@@ -1,13 +1,15 @@
 package org.jperfetto.producer;
 
+import java.util.Arrays;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.jperfetto.protos.DataSourceDescriptor;
 
 /**
  * A named source of trace data that a {@link TracingProducer} registers with the service. Sessions
  * that ask for it create instances (up to {@link #MAX_INSTANCES} at once, e.g. two concurrent
  * sessions); {@link #trace} writes through the calling thread's {@link TraceWriter} to every active
- * instance.
+ * instance (on a virtual thread, through one of a few writers virtual threads share).
  *
  * <p>While no instance is active, {@link #trace} costs one volatile read and a branch.
  *
@@ -16,6 +18,15 @@ import org.jperfetto.protos.DataSourceDescriptor;
 public final class DataSource<S> {
   /** Instances active at once, as upstream's SDK (kMaxDataSourceInstances). */
   public static final int MAX_INSTANCES = 8;
+
+  /**
+   * The most writer sets virtual threads share per data source: four per core, at most 256. Each
+   * holds a chunk per active instance, so more sets than the SMB has chunks to spare would drop
+   * for want of chunks; a virtual thread that finds them all held yields, holding nothing, and
+   * looks again.
+   */
+  public static final int MAX_VIRTUAL_THREAD_WRITERS =
+      Math.min(256, 4 * Math.max(1, Runtime.getRuntime().availableProcessors()));
 
   /** The work {@link #trace} runs once per active instance. */
   @FunctionalInterface
@@ -42,6 +53,8 @@ public final class DataSource<S> {
     private final Thread thread;
     private final TraceContext<S>[] contexts;
     private final long[] generations = new long[MAX_INSTANCES];
+    /** For the sets virtual threads share ({@link DataSource#trace(TraceFunction)}): 1 while held. */
+    private final AtomicInteger held = new AtomicInteger();
 
     @SuppressWarnings("unchecked")
     private ThreadWriters(DataSource<S> owner, Thread thread) {
@@ -61,6 +74,9 @@ public final class DataSource<S> {
   private volatile long instancesVersion;
   private final ThreadLocal<ThreadWriters<S>> perThread =
       ThreadLocal.withInitial(() -> new ThreadWriters<>(this, Thread.currentThread()));
+  /** Unbound writer sets that virtual threads hold one trace call at a time; grows to the limit. */
+  @SuppressWarnings("unchecked")
+  private volatile ThreadWriters<S>[] virtualThreadWriters = (ThreadWriters<S>[]) new ThreadWriters<?>[0];
 
   private DataSource(DataSourceDescriptor descriptor, DataSourceHandler<S> handler,
       BufferExhaustedPolicy policy) {
@@ -122,7 +138,69 @@ public final class DataSource<S> {
     if (mask == 0) {
       return;
     }
+    Thread current = Thread.currentThread();
+    if (current.isVirtual()) {
+      traceShared(current, mask, fn);
+      return;
+    }
     traceActive(perThread.get(), mask, fn);
+  }
+
+  /**
+   * A virtual thread's trace: through one of a few writer sets that virtual threads share, held for
+   * this call only. A writer per virtual thread, as a platform thread has, would take a writer id
+   * and a chunk per virtual thread alive: a thousand of them at once used up both, and everything
+   * after was dropped. So fn gets a writer (a sequence) that other virtual threads write on before
+   * and after: state kept per sequence (interning) belongs to the writer, never to the thread, and
+   * fn must not block (the set stays held meanwhile).
+   */
+  private void traceShared(Thread current, int mask, TraceFunction<S> fn) {
+    ThreadWriters<S> w = claimShared(current);
+    try {
+      traceActive(w, mask, fn);
+    } finally {
+      w.held.set(0);
+    }
+  }
+
+  private ThreadWriters<S> claimShared(Thread current) {
+    for (;;) {
+      ThreadWriters<S>[] sets = virtualThreadWriters;
+      int n = sets.length;
+      int start = n == 0 ? 0 : (int) Long.remainderUnsigned(current.threadId(), n);
+      for (int i = 0; i < n; i++) {
+        ThreadWriters<S> w = sets[(start + i) % n];
+        if (w.held.get() == 0 && w.held.compareAndSet(0, 1)) {
+          return w;
+        }
+      }
+      if (!growShared(sets)) {
+        Thread.yield(); // all held: let the holders run (this thread holds nothing)
+      }
+    }
+  }
+
+  /** Doubles the shared sets if seen is still current and below the limit; whether it looked again. */
+  private synchronized boolean growShared(ThreadWriters<S>[] seen) {
+    if (virtualThreadWriters != seen) {
+      return true;
+    }
+    int n = seen.length;
+    if (n >= MAX_VIRTUAL_THREAD_WRITERS) {
+      return false;
+    }
+    int size = Math.min(MAX_VIRTUAL_THREAD_WRITERS, n == 0 ? 2 : 2 * n);
+    ThreadWriters<S>[] grown = Arrays.copyOf(seen, size);
+    for (int i = n; i < size; i++) {
+      grown[i] = unboundWriters();
+    }
+    virtualThreadWriters = grown;
+    return true;
+  }
+
+  /** Writer sets virtual threads share, made so far (for tests). */
+  int virtualThreadWriterSets() {
+    return virtualThreadWriters.length;
   }
 
   /**

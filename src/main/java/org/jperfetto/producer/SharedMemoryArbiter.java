@@ -13,6 +13,7 @@ import org.jperfetto.abi.ChunkHandle;
 import org.jperfetto.abi.ChunkHeader;
 import org.jperfetto.abi.PageLayout;
 import org.jperfetto.abi.SharedMemoryAbi;
+import org.jperfetto.ipc.MountedLock;
 import org.jperfetto.producer.proto.PatchList;
 
 /**
@@ -62,7 +63,8 @@ final class SharedMemoryArbiter {
 
   private final SharedMemoryAbi abi;
   private final CommitSink sink;
-  private final Object lock = new Object();
+  /** Guards chunk search, the pending batch and the writer ids; see {@link MountedLock}. */
+  private final MountedLock lock = new MountedLock();
   private int pageIndex; // guarded by lock
   private CommitBatch pending = new CommitBatch(); // guarded by lock
   private boolean drainRequested; // guarded by lock
@@ -182,7 +184,8 @@ final class SharedMemoryArbiter {
    * last writer stopped, {@link #firstChunkId}: the service drops chunk ids it has seen as older.)
    */
   int acquireWriterId() {
-    synchronized (lock) {
+    lock.lock();
+    try {
       int id = writerIds.nextClearBit(lastWriterId + 1);
       if (id > ChunkHeader.MAX_WRITER_ID) {
         id = writerIds.nextClearBit(1);
@@ -193,6 +196,8 @@ final class SharedMemoryArbiter {
       writerIds.set(id);
       lastWriterId = id;
       return id;
+    } finally {
+      lock.unlock();
     }
   }
 
@@ -203,30 +208,42 @@ final class SharedMemoryArbiter {
    * chunks taken for ones older than those already read, and thrown away.
    */
   void releaseWriterId(int writerId, int nextChunkId) {
-    synchronized (lock) {
+    lock.lock();
+    try {
       writerIds.clear(writerId);
       nextChunkIds[writerId] = nextChunkId;
+    } finally {
+      lock.unlock();
     }
   }
 
   /** The chunk id a new writer on writerId starts from: where the id's last writer stopped. */
   int firstChunkId(int writerId) {
-    synchronized (lock) {
+    lock.lock();
+    try {
       return nextChunkIds[writerId];
+    } finally {
+      lock.unlock();
     }
   }
 
   void addWriter(TraceWriter writer) {
-    synchronized (lock) {
+    lock.lock();
+    try {
       writers[writer.writerId()] = writer;
+    } finally {
+      lock.unlock();
     }
   }
 
   void removeWriter(TraceWriter writer) {
-    synchronized (lock) {
+    lock.lock();
+    try {
       if (writers[writer.writerId()] == writer) {
         writers[writer.writerId()] = null;
       }
+    } finally {
+      lock.unlock();
     }
   }
 
@@ -243,7 +260,8 @@ final class SharedMemoryArbiter {
    */
   int closeEndedWriters() {
     List<TraceWriter> ended = null;
-    synchronized (lock) {
+    lock.lock();
+    try {
       for (int id = writerIds.nextSetBit(1); id > 0; id = writerIds.nextSetBit(id + 1)) {
         TraceWriter w = writers[id];
         if (w != null && w.ownerEnded()) {
@@ -254,6 +272,8 @@ final class SharedMemoryArbiter {
           ended.add(w);
         }
       }
+    } finally {
+      lock.unlock();
     }
     if (ended == null) {
       return 0;
@@ -290,19 +310,25 @@ final class SharedMemoryArbiter {
   WriterFlush startWriterFlush(IntPredicate targetBuffers) {
     closeEndedWriters();
     List<TraceWriter> chosen = new ArrayList<>();
-    synchronized (lock) {
+    lock.lock();
+    try {
       for (TraceWriter w : writers) {
         if (w != null && targetBuffers.test(w.targetBuffer())) {
           chosen.add(w);
         }
       }
+    } finally {
+      lock.unlock();
     }
     return new WriterFlush(chosen, processBarrier);
   }
 
   int activeWriters() {
-    synchronized (lock) {
+    lock.lock();
+    try {
       return writerIds.cardinality();
+    } finally {
+      lock.unlock();
     }
   }
 
@@ -330,7 +356,8 @@ final class SharedMemoryArbiter {
     long intervalNanos = 0;
     long graceEnd = 0;
     for (int stall = 0; ; stall++) {
-      synchronized (lock) {
+      lock.lock();
+      try {
         int pages = abi.numPages();
         int start = pageIndex;
         for (int i = 0; i < pages; i++) {
@@ -350,6 +377,8 @@ final class SharedMemoryArbiter {
             }
           }
         }
+      } finally {
+        lock.unlock();
       }
       if (stall == 0 && !dropping && !detached && closeEndedWriters() > 0) {
         // Ended threads' writers held chunks: they are committed now, and the service frees them
@@ -413,7 +442,8 @@ final class SharedMemoryArbiter {
   void returnCompletedChunk(long chunk, int writerId, int targetBuffer, PatchList patches) {
     Drain when;
     long batch;
-    synchronized (lock) {
+    lock.lock();
+    try {
       int page = abi.releaseChunkAsComplete(chunk);
       if (page == SharedMemoryAbi.INVALID_PAGE) {
         throw new IllegalStateException("chunk not being written on return: " + ChunkHandle.describe(chunk));
@@ -422,6 +452,8 @@ final class SharedMemoryArbiter {
       takePatchesLocked(writerId, targetBuffer, patches);
       when = drainWhenLocked();
       batch = batchesTaken;
+    } finally {
+      lock.unlock();
     }
     askSink(when, batch);
   }
@@ -430,10 +462,13 @@ final class SharedMemoryArbiter {
   void sendPatches(int writerId, int targetBuffer, PatchList patches) {
     Drain when;
     long batch;
-    synchronized (lock) {
+    lock.lock();
+    try {
       takePatchesLocked(writerId, targetBuffer, patches);
       when = drainWhenLocked();
       batch = batchesTaken;
+    } finally {
+      lock.unlock();
     }
     askSink(when, batch);
   }
@@ -481,9 +516,12 @@ final class SharedMemoryArbiter {
 
   /** The flush with this id is done on the producer side: ack it with the next CommitData. */
   void notifyFlushComplete(long flushRequestId) {
-    synchronized (lock) {
+    lock.lock();
+    try {
       pending.flushRequestId = Math.max(pending.flushRequestId, flushRequestId);
       drainRequested = true;
+    } finally {
+      lock.unlock();
     }
     sink.commitPending();
   }
@@ -491,9 +529,12 @@ final class SharedMemoryArbiter {
   /** Asks the sink to drain now if anything is pending (e.g. a writer flushed). */
   void requestDrain() {
     boolean drain;
-    synchronized (lock) {
+    lock.lock();
+    try {
       drain = !pending.isEmpty() && !drainRequested;
       drainRequested |= drain;
+    } finally {
+      lock.unlock();
     }
     if (drain) {
       sink.commitPending();
@@ -506,8 +547,11 @@ final class SharedMemoryArbiter {
    */
   CommitBatch drainTo(CommitBatch into) {
     into.clear();
-    synchronized (lock) {
+    lock.lock();
+    try {
       return takeLocked(into);
+    } finally {
+      lock.unlock();
     }
   }
 
@@ -520,8 +564,11 @@ final class SharedMemoryArbiter {
    */
   CommitBatch drainLateTo(CommitBatch into, long batch) {
     into.clear();
-    synchronized (lock) {
+    lock.lock();
+    try {
       return batch == batchesTaken ? takeLocked(into) : into;
+    } finally {
+      lock.unlock();
     }
   }
 

@@ -77,6 +77,8 @@ public final class TraceWriter implements AutoCloseable {
   private boolean reachedMaxPackets;
   private boolean countInflated;
   private boolean firstPacketOnSequence = true;
+  /** Whether a packet of this writer has reached a chunk of the buffer (not the scratch chunk). */
+  private boolean landed;
   private boolean closed;
   private long dropEvents;
   /** Set on dropping, cleared by {@link #acknowledgeLoss}: small-packet claims stay closed meanwhile. */
@@ -255,12 +257,16 @@ public final class TraceWriter implements AutoCloseable {
     if (patches.frontIsPatched()) {
       arbiter.sendPatches(writerId, targetBuffer, patches);
     }
+    if (wasDropping && !dropPackets && !landed) {
+      writeLossLead();
+    }
     packet.reset();
     fragment.begin();
     fragmenting = true;
     packetOpen = true;
     packetsWritten++;
     if (!dropPackets) {
+      landed = true;
       if (countInflated) {
         countInflated = false; // the count already includes this packet
       } else {
@@ -280,6 +286,27 @@ public final class TraceWriter implements AutoCloseable {
       firstPacketOnSequence = false;
     }
     return packet;
+  }
+
+  /**
+   * The first packet of a writer that lost packets before it ever had a chunk: a packet of its own
+   * ahead of the one that carries previous_packet_dropped. trace_processor counts that mark
+   * (traced_buf_sequence_packet_loss) on every packet of a sequence but the first it sees, since
+   * the service marks each sequence's first packet whatever came before; on the first packet the
+   * loss would be reported nowhere. This one carries the mark too (it must carry something: the
+   * service skips empty packets), so it says the same and keeps the next one's countable. The
+   * caller is in a fresh chunk, so both fit.
+   */
+  private void writeLossLead() {
+    packet.reset();
+    fragment.begin();
+    fragmenting = true;
+    packetOpen = true;
+    chunkCount++;
+    publishPackets();
+    packet.appendVarInt(TracePacket.PREVIOUS_PACKET_DROPPED_FIELD_NUMBER, DATA_LOSS_SMB_FULL);
+    finishPacket(); // inflates the count for the packet that follows
+    landed = true;
   }
 
   /**

@@ -20,6 +20,7 @@ import org.jperfetto.abi.BuildVersion;
 import org.jperfetto.ipc.BoundService;
 import org.jperfetto.ipc.IpcClient;
 import org.jperfetto.ipc.IpcException;
+import org.jperfetto.ipc.MountedLock;
 import org.jperfetto.ipc.Reply;
 import org.jperfetto.os.Fds;
 import org.jperfetto.protos.CommitDataRequest;
@@ -910,10 +911,13 @@ public final class TracingProducer implements AutoCloseable {
     volatile boolean lost;
     final Map<Long, ActiveInstance<?>> instances = new HashMap<>();
     /** Guards a drain: taking the arbiter's batch, encoding it, queuing it on the socket. */
-    private final Object drainLock = new Object();
+    private final MountedLock drainLock = new MountedLock();
     private CommitBatch spare = new CommitBatch(); // guarded by drainLock
     private final CommitDataEncoder commitEncoder = new CommitDataEncoder(); // guarded by drainLock
     final Runnable drainTask = this::drain;
+    /** Tasks virtual threads hand to the producer thread, by way of a platform thread. */
+    private final VirtualThreadHandOff handOff =
+        new VirtualThreadHandOff("jperfetto-handoff-" + name, () -> lost || closed);
     /** For {@link #drain(long)}: whichever batch is pending. */
     private static final long ANY_BATCH = -1;
 
@@ -943,7 +947,8 @@ public final class TracingProducer implements AutoCloseable {
      * Any thread: a writer completed something. The calling thread sends the CommitData itself (a
      * non-blocking socket write of bytes encoded in place: no hand-over to the producer thread, no
      * wake-up, nothing allocated), except while startup tracing's chunks are being resolved, which
-     * the producer thread does.
+     * the producer thread does. The drain's and the socket's locks are MountedLocks, so a virtual
+     * thread sending here spins rather than unmount with a shared writer held.
      */
     @Override
     public void commitPending() {
@@ -951,7 +956,7 @@ public final class TracingProducer implements AutoCloseable {
         return;
       }
       if (startup != null) {
-        run(drainTask);
+        runFromWriter(drainTask);
       } else {
         drain();
       }
@@ -964,6 +969,10 @@ public final class TracingProducer implements AutoCloseable {
     @Override
     public void commitSoon(long batch) {
       if (lost || closed) {
+        return;
+      }
+      if (Thread.currentThread().isVirtual()) {
+        handOff.post(() -> commitSoon(batch));
         return;
       }
       try {
@@ -979,7 +988,8 @@ public final class TracingProducer implements AutoCloseable {
 
     /** Sends the pending batch; with a batch number, only if that batch is still the pending one. */
     private void drain(long onlyBatch) {
-      synchronized (drainLock) {
+      drainLock.lock();
+      try {
         SharedMemoryArbiter a = arbiter;
         if (a == null || lost) {
           return;
@@ -997,6 +1007,8 @@ public final class TracingProducer implements AutoCloseable {
           sendCommitData(batch);
         }
         spare = batch;
+      } finally {
+        drainLock.unlock();
       }
     }
 
@@ -1017,14 +1029,23 @@ public final class TracingProducer implements AutoCloseable {
 
     @Override
     public void registerTraceWriter(int writerId, int targetBuffer) {
-      run(() -> invokeNoReply("RegisterTraceWriter", RegisterTraceWriterRequest.newBuilder()
+      runFromWriter(() -> invokeNoReply("RegisterTraceWriter", RegisterTraceWriterRequest.newBuilder()
           .setTraceWriterId(writerId).setTargetBuffer(targetBuffer).build()));
     }
 
     @Override
     public void unregisterTraceWriter(int writerId) {
-      run(() -> invokeNoReply("UnregisterTraceWriter",
+      runFromWriter(() -> invokeNoReply("UnregisterTraceWriter",
           UnregisterTraceWriterRequest.newBuilder().setTraceWriterId(writerId).build()));
+    }
+
+    /** Runs task on the producer thread; from a virtual thread, by way of the hand-off thread. */
+    private void runFromWriter(Runnable task) {
+      if (Thread.currentThread().isVirtual()) {
+        handOff.post(() -> run(task));
+      } else {
+        run(task);
+      }
     }
   }
 }

@@ -23,6 +23,16 @@ public interface ConsumerCallbacks {
    */
   void onTraceData(List<ReadBuffersResponse.Slice> slices, boolean hasMore);
 
+  /**
+   * Asked before each batch of a read: false pauses the read after what was handed out (its
+   * place kept, nothing lost) until the consumer calls {@link ConsumerEndpoint#resumeReadBuffers}.
+   * A consumer on a socket answers false while its unsent replies are over a mark, so a slow or
+   * stuck reader costs the service a bounded queue, not a copy of its buffers.
+   */
+  default boolean readyForTraceData() {
+    return true;
+  }
+
   /** Observable events the consumer asked for with observeEvents. */
   default void onObservableEvents(org.jperfetto.protos.ObservableEvents events) {}
 

@@ -127,6 +127,14 @@ final class ConsumerConnection implements ConsumerEndpoint {
   }
 
   @Override
+  public void resumeReadBuffers() {
+    service.checkThread();
+    if (session != null) {
+      service.reader().resumeReadBuffers(session);
+    }
+  }
+
+  @Override
   public void freeBuffers() {
     service.checkThread();
     if (session != null) {

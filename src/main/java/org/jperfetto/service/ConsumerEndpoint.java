@@ -96,6 +96,12 @@ public interface ConsumerEndpoint {
   /** Reads the buffers (destructively) into {@link ConsumerCallbacks#onTraceData} batches. */
   void readBuffers();
 
+  /**
+   * Goes on with a read that paused because {@link ConsumerCallbacks#readyForTraceData} said
+   * false; nothing happens if there is none (it ended, or the session was freed or detached).
+   */
+  void resumeReadBuffers();
+
   /** Frees the session and its buffers (stopping it first if needed). */
   void freeBuffers();
 

@@ -27,17 +27,41 @@ final class SessionReader {
     this.clocks = clocks;
   }
 
-  /** ReadBuffers from the session's consumer. */
+  /**
+   * ReadBuffers from the session's consumer: starts a read (replacing one in progress) and hands
+   * out batches while the consumer is {@link ConsumerCallbacks#readyForTraceData ready} for them;
+   * the rest waits for {@link #resumeReadBuffers}.
+   */
   void readBuffers(TracingSession s) {
     if (s.consumer == null) {
       return;
     }
+    s.readCursor = null;
     if (s.fileSink != null) {
       // Its data goes into the file; a ReadBuffers gets an empty answer, as upstream's does.
       s.consumer.callbacks.onTraceData(List.of(), false);
       return;
     }
-    readInto(s, s.consumer.callbacks::onTraceData);
+    if (isHeldBack(s)) {
+      s.consumer.callbacks.onTraceData(List.of(), false);
+      return;
+    }
+    s.readCursor = newCursor(s, s.consumer.callbacks::onTraceData);
+    resumeReadBuffers(s);
+  }
+
+  /** Goes on with the session's read in progress, if any, while its consumer is ready. */
+  void resumeReadBuffers(TracingSession s) {
+    SessionReadCursor cursor = s.readCursor;
+    while (cursor != null && s.readCursor == cursor && s.consumer != null
+        && s.consumer.callbacks.readyForTraceData()) {
+      if (!step(cursor)) {
+        if (s.readCursor == cursor) {
+          s.readCursor = null;
+        }
+        return;
+      }
+    }
   }
 
   /** write_into_file: drains the buffers into the file; disables tracing once it is full. */
@@ -47,7 +71,14 @@ final class SessionReader {
     }
     TraceFileDrain drain = new TraceFileDrain(s.fileSink, s.bytesWrittenIntoFile,
         s.config.getMaxFileSizeBytes());
-    readInto(s, drain);
+    if (isHeldBack(s)) {
+      drain.onTraceData(List.of(), false);
+    } else {
+      SessionReadCursor cursor = newCursor(s, drain);
+      while (step(cursor)) {
+        // the file takes every batch as it comes
+      }
+    }
     drain.finish();
     s.bytesWrittenIntoFile = drain.bytesWritten();
     if (drain.stopped()) {
@@ -63,16 +94,61 @@ final class SessionReader {
     }
   }
 
-  /** Moves the session's service packets and buffer contents into sink (destructively). */
-  private void readInto(TracingSession s, SliceSink sink) {
+  /** Nothing is handed out before the trigger that starts (or, cloned aside, stops) the session. */
+  private static boolean isHeldBack(TracingSession s) {
     boolean cloned = s.state == TracingSession.State.CLONED_READ_ONLY;
-    if (!cloned && s.isWaitingForStopTrigger() || s.state == TracingSession.State.CONFIGURED
-        && s.triggerMode() == TraceConfig.TriggerConfig.TriggerMode.START_TRACING) {
-      sink.onTraceData(List.of(), false); // nothing is handed out before the trigger
-      return;
+    return !cloned && s.isWaitingForStopTrigger() || s.state == TracingSession.State.CONFIGURED
+        && s.triggerMode() == TraceConfig.TriggerConfig.TriggerMode.START_TRACING;
+  }
+
+  private SessionReadCursor newCursor(TracingSession s, SliceSink sink) {
+    return new SessionReadCursor(s, s.isCompressed() ? new DeflatingSink(sink, servicePackets) : sink);
+  }
+
+  /**
+   * Moves the next batch of the session's service packets and buffer contents (destructively) into
+   * the cursor's sink; false once that was the last batch.
+   */
+  private boolean step(SessionReadCursor c) {
+    if (c.finished) {
+      return false;
     }
-    SliceSink out = s.isCompressed() ? new DeflatingSink(sink, servicePackets) : sink;
-    SliceBatch batch = new SliceBatch();
+    TracingSession s = c.session;
+    SliceBatch batch = c.batch;
+    if (!c.headDone) {
+      addHeadPackets(s, batch);
+      c.headDone = true;
+    }
+    for (; c.bufferIndex < s.bufferIds.length; c.bufferIndex++, c.bufferBegun = false) {
+      TraceBuffer buf = service.buffer(s.bufferIds[c.bufferIndex]);
+      if (buf == null) {
+        continue; // freed under a paused read
+      }
+      if (!c.bufferBegun) {
+        buf.beginRead();
+        c.bufferBegun = true;
+      }
+      while (buf.readNextTracePacket(readPacket)) {
+        if (!PacketValidator.validate(readPacket)) {
+          s.invalidPackets++;
+          continue;
+        }
+        batch.addProducerPacket(readPacket, readPacket.uid(), readPacket.pid(),
+            s.sequenceIdFor(readPacket.producerId(), readPacket.writerId()));
+        if (batch.bytes() >= TracingService.READ_BATCH_BYTES) {
+          c.out.onTraceData(batch.take(), true);
+          return true;
+        }
+      }
+    }
+    addTailPackets(s, batch);
+    c.finished = true;
+    c.out.onTraceData(batch.take(), false);
+    return false;
+  }
+
+  /** The service's packets ahead of the buffers' contents. */
+  private void addHeadPackets(TracingSession s, SliceBatch batch) {
     BuiltinDataSources builtin = new BuiltinDataSources(s.config.getBuiltinDataSources());
     for (List<ClockSource.Reading> snapshot : s.clockSnapshots) {
       if (!builtin.disableClockSnapshotting) {
@@ -108,22 +184,11 @@ final class SessionReader {
     for (; s.triggersEmitted < s.receivedTriggers.size(); s.triggersEmitted++) {
       batch.addPacket(servicePackets.trigger(s.receivedTriggers.get(s.triggersEmitted)));
     }
-    for (int i = 0; i < s.bufferIds.length; i++) {
-      TraceBuffer buf = service.buffer(s.bufferIds[i]);
-      buf.beginRead();
-      while (buf.readNextTracePacket(readPacket)) {
-        if (!PacketValidator.validate(readPacket)) {
-          s.invalidPackets++;
-          continue;
-        }
-        batch.addProducerPacket(readPacket, readPacket.uid(), readPacket.pid(),
-            s.sequenceIdFor(readPacket.producerId(), readPacket.writerId()));
-        if (batch.bytes() >= TracingService.READ_BATCH_BYTES) {
-          out.onTraceData(batch.take(), true);
-        }
-      }
-    }
-    if (!builtin.disableServiceEvents) {
+  }
+
+  /** The service's packets after the buffers' contents. */
+  private void addTailPackets(TracingSession s, SliceBatch batch) {
+    if (!s.config.getBuiltinDataSources().getDisableServiceEvents()) {
       s.addLifecycleEvent(TracingServiceEvent.READ_TRACING_BUFFERS_COMPLETED_FIELD_NUMBER, clocks.now());
       emitLifecycleEvents(s, batch);
     }
@@ -131,7 +196,6 @@ final class SessionReader {
       batch.addPacket(servicePackets.traceStats(service.queries().traceStats(s)));
       s.shouldEmitStats = false;
     }
-    out.onTraceData(batch.take(), false);
   }
 
   /** Per buffer of the session, the sequences (trusted id, producer) that have written into it. */

@@ -61,6 +61,7 @@ final class SessionRequests {
       }
     }
     s.consumer = null;
+    s.readCursor = null; // a read in progress ends here; the next owner reads afresh
     s.detachKey = key;
     c.session = null;
     return "";

@@ -865,6 +865,7 @@ public final class TracingService {
         b.close();
       }
     }
+    s.readCursor = null; // a read in progress ends with the session
     s.state = TracingSession.State.DISABLED;
     sessions.remove(s.id);
     if (s.consumer != null && s.consumer.session == s) {

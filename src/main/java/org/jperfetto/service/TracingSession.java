@@ -71,6 +71,8 @@ final class TracingSession {
   long bytesWrittenIntoFile;
   /** Why writing into the trace file failed (the session then ends with this error), or null. */
   String fileWriteError;
+  /** The ReadBuffers in progress, paused while the consumer drains what it got; or null. */
+  SessionReadCursor readCursor;
   TaskRunner.Cancellable triggerTimer;
   TaskRunner.Cancellable durationTimer;
   TaskRunner.Cancellable stopTimer;

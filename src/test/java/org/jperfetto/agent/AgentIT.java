@@ -85,8 +85,9 @@ class AgentIT {
         AgentTestApp app = AgentTestApp.start(dir, Launch.CLASS_PATH, jvmFlags("-XX:+EnableDynamicAgentLoading"))) {
       Captured list = attach("--list");
       assertEquals(0, list.code, list.err);
-      assertTrue(list.out.lines().anyMatch(l -> l.equals(app.pid + " " + AgentTestApp.MAIN)),
-          "attach --list shows the app: " + list.out);
+      assertTrue(list.out.lines().anyMatch(l -> l.matches(app.pid + " +" + java.util.regex.Pattern.quote(
+          AgentTestApp.MAIN) + " +" + Runtime.version().feature() + "\\S* +agent")),
+          "attach --list shows the app, its JDK and mode agent: " + list.out);
 
       Captured attached = attach(Long.toString(app.pid), "--agent", agentJar.toString(),
           "name=attached,socket=" + p + "," + METHODS);

@@ -78,6 +78,8 @@ class DemoIT {
     Trace trace = Trace.parseFrom(Files.readAllBytes(file));
     DemoTrace t = DemoTrace.of(trace.getPacketList());
     assertEquals(List.of(), t.problems);
+    // TrackEvent, jvm.jfr's lanes and its stack samples describe each thread and the process alike.
+    assertEquals(List.of(), org.jperfetto.testing.TraceHealth.trackSplits(trace.getPacketList()));
     assertTrue(t.servicePackets.stream().anyMatch(TracePacket::hasTraceConfig), "the service's trace_config");
     assertTrue(t.servicePackets.stream().anyMatch(TracePacket::hasClockSnapshot), "the service's clock snapshot");
     assertTrue(t.threadNames().containsAll(THREADS), t.threadNames().toString());

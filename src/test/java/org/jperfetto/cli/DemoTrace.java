@@ -114,16 +114,29 @@ public final class DemoTrace {
     return s;
   }
 
-  /** The thread name of a thread track, the name of any other track; "?uuid" when undescribed. */
+  /**
+   * The thread name of a thread track or of a lane under one (as trace_processor groups it), the
+   * name of any other track; "?uuid" when undescribed.
+   */
   public String trackName(long uuid) {
     TrackDescriptor d = tracks.get(uuid);
     if (d == null) {
       return "?" + Long.toUnsignedString(uuid);
     }
-    if (d.hasThread()) {
-      return d.getThread().getThreadName();
+    TrackDescriptor thread = threadOf(d);
+    if (thread != null) {
+      return thread.getThread().getThreadName();
     }
     return d.hasStaticName() ? d.getStaticName() : d.getName();
+  }
+
+  /** The thread track d is or hangs under directly; null for other tracks. */
+  private TrackDescriptor threadOf(TrackDescriptor d) {
+    if (d.hasThread()) {
+      return d;
+    }
+    TrackDescriptor parent = d.hasParentUuid() ? tracks.get(d.getParentUuid()) : null;
+    return parent != null && parent.hasThread() ? parent : null;
   }
 
   /** A track's own name (for a thread track, the lane name jvm.jfr gives it); "" when it has none. */
@@ -132,10 +145,11 @@ public final class DemoTrace {
     return d == null ? "" : d.hasStaticName() ? d.getStaticName() : d.getName();
   }
 
-  /** The pid of a thread track's descriptor, 0 for other tracks. */
+  /** The pid of a thread track's descriptor (or of the thread a lane hangs under), 0 for other tracks. */
   int pidOf(long uuid) {
     TrackDescriptor d = tracks.get(uuid);
-    return d != null && d.hasThread() ? d.getThread().getPid() : 0;
+    TrackDescriptor thread = d == null ? null : threadOf(d);
+    return thread != null ? thread.getThread().getPid() : 0;
   }
 
   /** Thread names of the thread track descriptors. */

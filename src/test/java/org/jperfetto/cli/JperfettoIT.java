@@ -80,7 +80,8 @@ class JperfettoIT {
     assertTrue(err().contains("Wrote " + Files.size(file) + " bytes into " + file), err());
     // What the user asked for and nobody offers is named; the extras the CLI adds itself are not.
     assertTrue(err().contains("offers data source \"linux.ftrace\""), err());
-    assertFalse(err().contains("linux.system_info") || err().contains("linux.process_stats"), err());
+    assertFalse(err().contains("linux.system_info") || err().contains("linux.process_stats")
+        || err().contains("jvm.jfr"), err());
     TraceConfig config = fake.lastConfig();
     assertEquals(200, config.getDurationMs());
     assertEquals(4096, config.getBuffers(0).getSizeKb());
@@ -91,7 +92,9 @@ class JperfettoIT {
     assertFalse(err().contains("warning"), err());
     assertTrue(config.getTraceUuidMsb() != 0 || config.getTraceUuidLsb() != 0);
     List<String> names = config.getDataSourcesList().stream().map(d -> d.getConfig().getName()).toList();
-    assertEquals(List.of("track_event", "linux.ftrace", "linux.process_stats", "linux.system_info"), names);
+    // Every JVM that offers its JFR events (the agent, JfrDataSource) gives them too.
+    assertEquals(List.of("track_event", "linux.ftrace", "linux.process_stats", "linux.system_info", "jvm.jfr"),
+        names);
     DataSourceConfig trackEvent = config.getDataSources(0).getConfig();
     assertEquals(List.of("app", "gc"), trackEvent.getTrackEventConfig().getEnabledCategoriesList());
     assertEquals(List.of("*"), trackEvent.getTrackEventConfig().getDisabledCategoriesList());

@@ -14,6 +14,7 @@ import java.util.Map;
 import org.jperfetto.protos.DebugAnnotation;
 import org.jperfetto.protos.Trace;
 import org.jperfetto.protos.TracePacket;
+import org.jperfetto.protos.TraceStats;
 import org.jperfetto.protos.TrackEvent;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -95,6 +96,29 @@ class TraceSummaryTest {
     assertEquals(Jperfetto.EXIT_OK, new TraceSummary().run(new String[] {file.toString()}, ctx));
     String line = out.toString(StandardCharsets.UTF_8).trim();
     assertTrue(line.contains(" previous_packet_dropped=1 "), line);
+  }
+
+  @Test
+  void sequencePacketLossIsWhatTraceProcessorReportsForTheSequencesTheServiceLists(@TempDir Path dir)
+      throws IOException {
+    TracePacket lead = TracePacket.newBuilder().setTrustedPacketSequenceId(3).setPreviousPacketDropped(1).build();
+    Trace trace = Trace.newBuilder()
+        .addPacket(begin(1, true, true))
+        .addPacket(begin(1, true, true)) // counted: sequence 1 is listed below
+        .addPacket(lead) // a writer that lost before its first chunk: its lead, then its marked packet
+        .addPacket(begin(3, true, true)) // counted
+        .addPacket(begin(4, true, true))
+        .addPacket(begin(4, true, true)) // not counted: sequence 4 is not in writer_stats
+        .addPacket(TracePacket.newBuilder().setTraceStats(TraceStats.newBuilder()
+            .addWriterStats(TraceStats.WriterStats.newBuilder().setSequenceId(1).setBuffer(0))
+            .addWriterStats(TraceStats.WriterStats.newBuilder().setSequenceId(3).setBuffer(0))))
+        .build();
+    Path file = dir.resolve("trace");
+    Files.write(file, trace.toByteArray());
+    assertEquals(Jperfetto.EXIT_OK, new TraceSummary().run(new String[] {file.toString()}, ctx));
+    String line = out.toString(StandardCharsets.UTF_8).trim();
+    assertTrue(line.contains(" previous_packet_dropped=3 "), line);
+    assertTrue(line.contains(" sequence_packet_loss=2 "), line);
   }
 
   @Test

@@ -489,6 +489,35 @@ class IpcIT {
     }
   }
 
+  @Test
+  void repliesFromAnotherThreadCountAgainstThePeersBoundBeforeTheLoopTakesThem() throws Exception {
+    CompletableFuture<MethodCall> called = new CompletableFuture<>();
+    ServiceDefinition stream = ServiceDefinition.builder("Stream").method("Open", called::complete).build();
+    String path = dir.resolve("stream.sock").toString();
+    try (IpcHost streamHost = IpcHost.start(path, List.of(stream)); RawPeer peer = new RawPeer(path)) {
+      peer.send(IPCFrame.newBuilder().setRequestId(1)
+          .setMsgInvokeMethod(IPCFrame.InvokeMethod.newBuilder().setServiceId(1).setMethodId(1)).build());
+      MethodCall call = called.get(10, TimeUnit.SECONDS);
+      java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+      streamHost.execute(() -> { // the loop is busy while another thread streams replies
+        try {
+          release.await(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      });
+      ByteString chunk = ByteString.copyFrom(new byte[64 * 1024]);
+      long maxUnsent = 0;
+      for (int i = 0; i < 200; i++) { // 12.8 MiB, three times the bound
+        call.replyMore(chunk);
+        maxUnsent = Math.max(maxUnsent, call.unsentReplyBytes());
+      }
+      release.countDown();
+      assertTrue(maxUnsent <= IpcHost.MAX_SEND_BUFFER_BYTES, "held for the peer: " + maxUnsent);
+      waitFor(() -> streamHost.stats().sendOverflows() == 1 && streamHost.stats().connections() == 0);
+    }
+  }
+
   static void waitFor(java.util.function.BooleanSupplier condition) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
     while (!condition.getAsBoolean()) {

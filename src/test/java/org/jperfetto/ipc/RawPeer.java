@@ -12,7 +12,7 @@ import org.jperfetto.os.UnixSocket;
 import org.jperfetto.protos.IPCFrame;
 
 /** A blocking test peer that writes and reads raw frames, to poke at a host's protocol handling. */
-final class RawPeer implements AutoCloseable {
+public final class RawPeer implements AutoCloseable {
   final UnixSocket socket;
   private final Arena arena = Arena.ofConfined();
   private final MemorySegment out = arena.allocate(Frames.MAX_FRAME_SIZE + 16);
@@ -20,7 +20,7 @@ final class RawPeer implements AutoCloseable {
   private final ArrayDeque<IPCFrame> frames = new ArrayDeque<>();
   private final ArrayDeque<Integer> fds = new ArrayDeque<>();
 
-  RawPeer(String path) throws IOException {
+  public RawPeer(String path) throws IOException {
     this(UnixSocket.connect(path));
   }
 
@@ -29,7 +29,7 @@ final class RawPeer implements AutoCloseable {
     socket = connected;
   }
 
-  void send(IPCFrame frame) throws IOException {
+  public void send(IPCFrame frame) throws IOException {
     sendBytes(Frames.encode(frame), -1);
   }
 
@@ -46,7 +46,7 @@ final class RawPeer implements AutoCloseable {
   }
 
   /** The next frame; null on EOF. */
-  IPCFrame next() throws IOException {
+  public IPCFrame next() throws IOException {
     int[] fd = {-1};
     while (frames.isEmpty()) {
       long n = socket.receive(reader.receiveBuffer(), reader.receiveOffset(), reader.receiveSpace(), fd);

@@ -85,11 +85,14 @@ class PackagingIT {
     assertEquals(0, r.exit(), r::toString);
     Set<String> names = r.stdout().lines().map(l -> l.replaceFirst("@.*", ""))
         .collect(Collectors.toCollection(TreeSet::new));
-    // jdk.attach (and its jdk.internal.jvmstat): `jperfetto attach`; jdk.httpserver: `jperfetto open`;
-    // java.instrument and ASM are the agent's, outside the image.
-    assertEquals(new TreeSet<>(Set.of("com.google.protobuf", "java.base", "java.logging", "jdk.attach",
-        "jdk.httpserver", "jdk.internal.jvmstat", "jdk.jfr", "jdk.unsupported", "org.jperfetto")),
-        names, r::toString);
+    // jdk.attach (and its jdk.internal.jvmstat): `jperfetto attach`; jdk.management.jfr and the JMX
+    // RMI connector (java.management.rmi, java.rmi, java.naming, java.security.sasl, jdk.management):
+    // attach's JFR mode; jdk.httpserver: `jperfetto open`; java.instrument and ASM are the agent's,
+    // outside the image.
+    assertEquals(new TreeSet<>(Set.of("com.google.protobuf", "java.base", "java.logging", "java.management",
+        "java.management.rmi", "java.naming", "java.rmi", "java.security.sasl", "jdk.attach", "jdk.httpserver",
+        "jdk.internal.jvmstat", "jdk.jfr", "jdk.management", "jdk.management.jfr", "jdk.unsupported",
+        "org.jperfetto")), names, r::toString);
     assertFalse(Files.exists(image.resolve("include")), "--no-header-files: include/ must be absent");
     assertFalse(Files.exists(image.resolve("man")), "--no-man-pages: man/ must be absent");
     assertTrue(Files.isExecutable(image.resolve("bin/demo")), "launcher installed executable");

@@ -198,7 +198,7 @@ class IpcMessagesInteropTest {
 
   @Test
   void servicesDeclareUpstreamsMethodsInOrder() {
-    // The ids DESIGN.md lists (index + 1); the captures below confirm them against real traced.
+    // The ids upstream's IPC method tables give (index + 1); the captures below confirm them against real traced.
     List<String> producer = List.of("InitializeConnection", "RegisterDataSource", "UnregisterDataSource",
         "CommitData", "GetAsyncCommand", "RegisterTraceWriter", "UnregisterTraceWriter",
         "NotifyDataSourceStarted", "NotifyDataSourceStopped", "ActivateTriggers", "Sync", "UpdateDataSource");

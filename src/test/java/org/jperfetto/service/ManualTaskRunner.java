@@ -4,7 +4,7 @@ import java.util.ArrayDeque;
 import java.util.PriorityQueue;
 
 /** A TaskRunner on the test's own thread with virtual time: tests run tasks and advance the clock. */
-final class ManualTaskRunner implements TaskRunner {
+public final class ManualTaskRunner implements TaskRunner {
   private record Delayed(long due, long seq, Runnable task, boolean[] cancelled) {}
 
   private final Thread owner = Thread.currentThread();
@@ -31,14 +31,14 @@ final class ManualTaskRunner implements TaskRunner {
     return Thread.currentThread() == owner;
   }
 
-  void runUntilIdle() {
+  public void runUntilIdle() {
     while (!ready.isEmpty()) {
       ready.poll().run();
     }
   }
 
   /** Moves virtual time forward by ms, running what falls due on the way. */
-  void advance(long ms) {
+  public void advance(long ms) {
     long target = nowMs + ms;
     runUntilIdle();
     while (!delayed.isEmpty() && delayed.peek().due <= target) {

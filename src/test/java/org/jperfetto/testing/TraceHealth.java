@@ -1,11 +1,17 @@
 package org.jperfetto.testing;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import org.jperfetto.protos.Trace;
 import org.jperfetto.protos.TraceConfig;
 import org.jperfetto.protos.TracePacket;
 import org.jperfetto.protos.TraceStats;
+import org.jperfetto.protos.TrackDescriptor;
 
 /**
  * What trace_processor would flag in a trace as an error or data loss, from the trace's own
@@ -51,6 +57,49 @@ public final class TraceHealth {
       nonZero(problems, at + "abi_violations", b.getAbiViolations());
       nonZero(problems, at + "trace_writer_packet_loss", b.getTraceWriterPacketLoss());
     }
+    return problems;
+  }
+
+  /**
+   * Where trace_processor would split one process or thread into several: it takes a second track
+   * uuid describing the same pid (a process track) or the same tid (a thread track) as pid or tid
+   * reuse and starts a new process or thread, so one JVM's events land on separate processes in
+   * the UI. Also one uuid described with different parents, pids or tids (a conflicting
+   * reservation, which trace_processor drops). Empty when every pid and tid has one track.
+   */
+  public static List<String> trackSplits(List<TracePacket> packets) {
+    Map<Long, Set<Long>> uuidsByPid = new TreeMap<>();
+    Map<Long, Set<Long>> uuidsByTid = new TreeMap<>();
+    Map<Long, String> reservations = new HashMap<>();
+    List<String> problems = new ArrayList<>();
+    for (TracePacket p : packets) {
+      if (!p.hasTrackDescriptor()) {
+        continue;
+      }
+      TrackDescriptor d = p.getTrackDescriptor();
+      String reservation = "parent=" + d.getParentUuid();
+      if (d.hasThread()) {
+        uuidsByTid.computeIfAbsent((long) d.getThread().getTid(), k -> new TreeSet<>()).add(d.getUuid());
+        reservation += " pid=" + d.getThread().getPid() + " tid=" + d.getThread().getTid();
+      } else if (d.hasProcess()) {
+        uuidsByPid.computeIfAbsent((long) d.getProcess().getPid(), k -> new TreeSet<>()).add(d.getUuid());
+        reservation += " pid=" + d.getProcess().getPid();
+      }
+      String before = reservations.putIfAbsent(d.getUuid(), reservation);
+      if (before != null && !before.equals(reservation)) {
+        problems.add("track " + Long.toUnsignedString(d.getUuid()) + " described as " + before + " and " + reservation);
+      }
+    }
+    uuidsByPid.forEach((pid, uuids) -> {
+      if (uuids.size() > 1) {
+        problems.add("pid " + pid + " has " + uuids.size() + " process tracks");
+      }
+    });
+    uuidsByTid.forEach((tid, uuids) -> {
+      if (uuids.size() > 1) {
+        problems.add("tid " + tid + " has " + uuids.size() + " thread tracks");
+      }
+    });
     return problems;
   }
 

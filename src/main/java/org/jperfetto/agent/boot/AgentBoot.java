@@ -17,40 +17,48 @@ import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
 
 /**
- * The agent jar's entry point ({@code Premain-Class} and {@code Agent-Class}). It loads jperfetto
+ * The agent's start on JDK 22+, called by {@code AgentEntry} (the jar's {@code Premain-Class} and
+ * {@code Agent-Class}, compiled for Java 8 so that it can check the JDK first). It loads jperfetto
  * and the libraries it needs (protobuf-java, ASM) from jars nested in the agent jar into a class
  * loader of their own, whose parent is the platform class loader: the application's own
  * protobuf-java (any version) and jperfetto never see each other. Only this package is shared,
  * since instrumented application code calls {@link MethodHooks}.
  *
  * <p>A failure at start never stops the application: it is reported on standard error with what
- * to do, and the application runs untraced. (When loaded through {@code jperfetto attach}, the
- * failure is also the attach command's error.)
+ * to do, and the application runs untraced. The outcome is also left in the system property
+ * {@link #STATUS}, where {@code jperfetto attach} reads it back and names the cause; nothing is
+ * thrown to the JVM, which would print a stack trace on the application's standard error.
  */
 public final class AgentBoot {
   /** Where the nested jars sit inside the agent jar. */
   public static final String LIB_DIR = "META-INF/jperfetto/lib/";
   static final String AGENT_CLASS = "org.jperfetto.agent.JperfettoAgent";
+  /**
+   * The system property in the traced JVM that says how the last start of the agent went:
+   * {@code started}, or {@code failed: WHY}.
+   */
+  public static final String STATUS = "jperfetto.agent.status";
   private static boolean started;
 
   private AgentBoot() {}
 
   /** {@code -javaagent:jperfetto-agent.jar[=options]}. */
   public static void premain(String options, Instrumentation inst) {
-    try {
-      boot(options, inst, false);
-    } catch (Exception | LinkageError e) {
-      System.err.println("jperfetto agent: not started: " + message(e));
-    }
+    start(options, inst, false);
   }
 
   /** Loaded into a running JVM ({@code jperfetto attach PID}). */
-  public static void agentmain(String options, Instrumentation inst) throws Exception {
+  public static void agentmain(String options, Instrumentation inst) {
+    start(options, inst, true);
+  }
+
+  private static void start(String options, Instrumentation inst, boolean dynamic) {
     try {
-      boot(options, inst, true);
+      boot(options, inst, dynamic);
+      System.setProperty(STATUS, "started");
     } catch (Exception | LinkageError e) {
+      System.setProperty(STATUS, "failed: " + message(e));
       System.err.println("jperfetto agent: not started: " + message(e));
-      throw e;
     }
   }
 

@@ -12,17 +12,17 @@ import java.util.concurrent.TimeUnit;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordedStackTrace;
 import jdk.jfr.consumer.RecordedThread;
-import jdk.jfr.consumer.RecordingStream;
+import jdk.jfr.consumer.EventStream;
 import org.jperfetto.producer.DataSource;
 import org.jperfetto.producer.DataSourceHandler;
 import org.jperfetto.producer.DataSourceInstance;
 import org.jperfetto.producer.TraceWriter;
 
 /**
- * One running {@code jvm.jfr} instance: a JFR RecordingStream in this JVM whose events are mapped
- * ({@link JfrEventMapper}), moved onto the trace clock ({@link JfrClock}) and written
- * ({@link JvmTrackEncoder}) by the stream's own thread, through the data source's writer for
- * that thread.
+ * One running {@code jvm.jfr} instance: a JFR event stream of this JVM or another one
+ * ({@link JfrSource}) whose events are mapped ({@link JfrEventMapper}), moved onto the trace clock
+ * ({@link JfrClock}) and written ({@link JvmTrackEncoder}) by the stream's own thread, through the
+ * data source's writer for that thread.
  *
  * <p>Draining. JFR hands events to the stream about once a second. {@link #flush} and {@link #stop}
  * commit a {@link ClockMark} carrying a sequence number; the flush is acknowledged, and the stop
@@ -31,11 +31,21 @@ import org.jperfetto.producer.TraceWriter;
  * before the request is in the trace (and committed to the service) first. Neither blocks the
  * producer's thread: it sends the commits the stream thread's writing produces, so a flush that
  * waited on it would stall the stream on a full shared memory buffer (a deadlock until the timeout).
+ *
+ * <p>Another JVM's recording cannot hold our marks: there the clock is related through the wall
+ * clock ({@link RemoteJfr}), and a flush is acknowledged once the stream dispatched an event that
+ * ended after the request, or after {@link #REMOTE_FLUSHES} stream flushes (an idle target), or at
+ * the timeout.
  */
 public final class JfrBridge {
   private static final Logger LOG = System.getLogger(JfrBridge.class.getName());
   /** Events held while the clock waits for its first mark; beyond this they are dropped. */
   static final int MAX_PENDING = 100_000;
+  /**
+   * Stream flushes after which a flush of another JVM's stream is acknowledged though no later
+   * event came: that JVM writes its data each second and the download polls each second.
+   */
+  static final int REMOTE_FLUSHES = 3;
 
   private static final java.util.concurrent.atomic.AtomicLong IDS = new java.util.concurrent.atomic.AtomicLong();
   private static final java.util.concurrent.atomic.AtomicBoolean SAID_NO_CPU_SAMPLER =
@@ -44,6 +54,7 @@ public final class JfrBridge {
       new java.util.concurrent.atomic.AtomicBoolean();
 
   private final long id = IDS.incrementAndGet();
+  private final JfrSource source;
   private final JfrConfig config;
   private final DataSource<JfrBridge> dataSource;
   private final DataSourceInstance<JfrBridge> instance;
@@ -65,7 +76,7 @@ public final class JfrBridge {
   private final DataSource.TraceFunction<JfrBridge> writeSample = this::writeSample;
   private volatile long samplesWritten;
   private Thread starter;
-  private RecordingStream stream;
+  private EventStream stream;
   private boolean stopping;
   private volatile TraceWriter lastWriter;
   private int seenGeneration;
@@ -75,16 +86,27 @@ public final class JfrBridge {
   private long seenMark;
   /** Flushes waiting for their mark to be dispatched, by mark. */
   private final NavigableMap<Long, DataSourceHandler.FlushHandle> flushes = new TreeMap<>();
+  /** Another JVM's stream: the marks of pending flushes, with when they were asked for. */
+  private final NavigableMap<Long, RemoteFlush> remoteFlushes = new TreeMap<>();
+  /** Stream flushes dispatched (stream thread writes). */
+  private volatile long streamFlushes;
+  /** The latest end of an event dispatched, JFR time (epoch ns; stream thread). */
+  private long latestEventEpochNanos = Long.MIN_VALUE;
   private volatile long eventsWritten;
   private volatile long eventsDropped;
   private volatile long eventsFailed;
 
-  JfrBridge(JfrConfig config, DataSource<JfrBridge> dataSource, DataSourceInstance<JfrBridge> instance) {
+  /** A flush of another JVM's stream: asked for at System.nanoTime requestedNanos, after that many stream flushes. */
+  private record RemoteFlush(long requestedNanos, long streamFlushes) {}
+
+  JfrBridge(JfrSource source, JfrConfig config, DataSource<JfrBridge> dataSource,
+      DataSourceInstance<JfrBridge> instance) {
+    this.source = source;
     this.config = config;
     this.dataSource = dataSource;
     this.instance = instance;
     this.mapper = new JfrEventMapper(config);
-    this.encoder = new JvmTrackEncoder((int) ProcessHandle.current().pid());
+    this.encoder = new JvmTrackEncoder(source.pid());
   }
 
   /** The config of the instance this bridge records for. */
@@ -141,24 +163,22 @@ public final class JfrBridge {
   }
 
   private void startStream() {
-    RecordingStream rs;
+    EventStream rs;
     try {
-      JfrConfig effective = withAvailableSampler(config);
+      JfrConfig effective = withAvailableSampler(config, source.eventTypes());
       boolean allocationStacks = effective.has(EventGroup.ALLOCATION) && effective.stackDepth() > 0;
       samplesOn = effective.has(EventGroup.SAMPLES);
       if (effective.has(EventGroup.SAMPLES) || allocationStacks) {
         JfrConfig.Sampling sampling = effective.sampling();
-        sampleEncoder = new StackSampleEncoder((int) ProcessHandle.current().pid(), sampling.depth(),
-            effective.has(EventGroup.SAMPLES) && sampling.sampler() == JfrConfig.Sampler.CPU);
+        sampleEncoder = new StackSampleEncoder(source.pid(), sampling.depth(),
+            effective.has(EventGroup.SAMPLES) && sampling.sampler() == JfrConfig.Sampler.CPU, encoder);
       }
-      rs = new RecordingStream();
-      rs.setSettings(effective.settings());
-      rs.enable(ClockMark.class).withThreshold(Duration.ZERO).withoutStackTrace();
+      rs = source.open(effective.settings());
       rs.onEvent(this::onEvent);
       rs.onFlush(this::onStreamFlush);
       rs.onError(t -> LOG.log(Level.WARNING, "jvm.jfr: recording stream failed", t));
-    } catch (RuntimeException e) {
-      LOG.log(Level.ERROR, "jvm.jfr: could not create the recording stream of " + instance, e);
+    } catch (RuntimeException | java.io.IOException e) {
+      LOG.log(Level.ERROR, "jvm.jfr: could not create the recording stream of " + instance + " (" + source + ")", e);
       return;
     }
     synchronized (this) {
@@ -166,10 +186,15 @@ public final class JfrBridge {
         rs.close();
         return;
       }
+      if (!source.marksClock()) {
+        markWallClock(); // before the stream thread starts, which owns the clock from then on
+      }
       rs.startAsync();
       stream = rs;
     }
-    ClockMark.emit(id, nextMark());
+    if (source.marksClock()) {
+      ClockMark.emit(id, nextMark());
+    }
     LOG.log(Level.DEBUG, () -> "jvm.jfr: recording started for " + instance + " with "
         + config.settings().size() + " settings");
   }
@@ -178,13 +203,9 @@ public final class JfrBridge {
    * config with the sampler this JVM has: the CPU-time sampler only where JFR offers it (else the
    * wall-clock one), and no samples group at all when JFR has no execution sampler (said once).
    */
-  static JfrConfig withAvailableSampler(JfrConfig config) {
+  static JfrConfig withAvailableSampler(JfrConfig config, java.util.Set<String> types) {
     if (!config.has(EventGroup.SAMPLES)) {
       return config;
-    }
-    java.util.Set<String> types = new java.util.HashSet<>();
-    for (jdk.jfr.EventType t : jdk.jfr.FlightRecorder.getFlightRecorder().getEventTypes()) {
-      types.add(t.getName());
     }
     JfrConfig c = config;
     if (c.sampling().sampler() == JfrConfig.Sampler.CPU && !types.containsAll(JfrConfig.Sampler.CPU.eventTypes())) {
@@ -219,13 +240,18 @@ public final class JfrBridge {
       } else {
         mark = nextMark();
         flushes.put(mark, done);
+        if (!source.marksClock()) {
+          remoteFlushes.put(mark, new RemoteFlush(System.nanoTime(), streamFlushes));
+        }
       }
     }
     if (mark == 0) {
       done.done();
       return;
     }
-    ClockMark.emit(id, mark);
+    if (source.marksClock()) {
+      ClockMark.emit(id, mark);
+    }
     CompletableFuture.delayedExecutor(timeout.toNanos(), TimeUnit.NANOSECONDS).execute(() -> {
       DataSourceHandler.FlushHandle late;
       synchronized (this) {
@@ -254,7 +280,7 @@ public final class JfrBridge {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    RecordingStream rs;
+    EventStream rs;
     synchronized (this) {
       rs = stream;
     }
@@ -263,9 +289,7 @@ public final class JfrBridge {
       return;
     }
     try {
-      // RecordingStream.stop (JDK 20+) ends the recording with a last flush and returns once the
-      // stream thread has dispatched every event in it: no separate drain (a JFR flush, ~1 s) first.
-      rs.stop();
+      source.stop(rs); // no separate drain first: the stop dispatches the recording's last flush
     } catch (IllegalStateException e) {
       // JFR's shutdown hook stopped every recording first (the JVM is exiting): nothing more comes.
       LOG.log(Level.DEBUG, () -> "jvm.jfr: recording of " + instance + " already stopped: " + e.getMessage());
@@ -301,6 +325,9 @@ public final class JfrBridge {
 
   private void onEvent(RecordedEvent e) {
     try {
+      if (!source.marksClock()) {
+        latestEventEpochNanos = Math.max(latestEventEpochNanos, JfrEventMapper.epochNanos(e.getEndTime()));
+      }
       handle(e);
     } catch (RuntimeException ex) {
       // One odd event (a field of another type in another JDK) must not end the stream.
@@ -328,16 +355,7 @@ public final class JfrBridge {
           seenMark = Math.max(seenMark, seq);
         }
       }
-      if (!pending.isEmpty()) {
-        List<JvmEvent> held = new ArrayList<>(pending);
-        pending.clear();
-        write(held, null);
-      }
-      if (!pendingSamples.isEmpty()) {
-        List<RecordedEvent> held = new ArrayList<>(pendingSamples);
-        pendingSamples.clear();
-        held.forEach(this::sample);
-      }
+      drainPending();
       return;
     }
     List<JvmEvent> mapped = mapper.map(e);
@@ -356,6 +374,20 @@ public final class JfrBridge {
     // an area of the Allocation lane), through the stack samples' interning.
     boolean allocation = type.equals("jdk.ObjectAllocationSample");
     write(mapped, allocation && sampleEncoder != null ? e.getStackTrace() : null);
+  }
+
+  /** Writes the events held until the clock's first mark. */
+  private void drainPending() {
+    if (!pending.isEmpty()) {
+      List<JvmEvent> held = new ArrayList<>(pending);
+      pending.clear();
+      write(held, null);
+    }
+    if (!pendingSamples.isEmpty()) {
+      List<RecordedEvent> held = new ArrayList<>(pendingSamples);
+      pendingSamples.clear();
+      held.forEach(this::sample);
+    }
   }
 
   private void sample(RecordedEvent e) {
@@ -388,6 +420,7 @@ public final class JfrBridge {
     }
     lastWriter = ctx.writer();
     int generation = instance.incrementalStateGeneration();
+    clearTracksOnNewGeneration(generation);
     if (sampleEncoder.write(sampleNanos, sampleThread, sampleStack, sampleInNative, ctx.writer(), generation)) {
       samplesWritten++;
     }
@@ -400,10 +433,7 @@ public final class JfrBridge {
       }
       lastWriter = ctx.writer();
       int generation = instance.incrementalStateGeneration();
-      if (generation != seenGeneration) {
-        seenGeneration = generation;
-        encoder.clearIncrementalState();
-      }
+      clearTracksOnNewGeneration(generation);
       for (JvmEvent ev : events) {
         if (stack != null && ev instanceof JvmEvent.Instant) {
           long iid = sampleEncoder.callstack(stack, clock.toTrace(ev.epochNanos()), ctx.writer(), generation);
@@ -416,6 +446,14 @@ public final class JfrBridge {
     eventsWritten += events.size();
   }
 
+  /** A new incremental state generation (a clear): the tracks are described again. */
+  private void clearTracksOnNewGeneration(int generation) {
+    if (generation != seenGeneration) {
+      seenGeneration = generation;
+      encoder.clearIncrementalState();
+    }
+  }
+
   private void onStreamFlush() {
     TraceWriter w = lastWriter;
     if (w != null && dataSource.isEnabled()) {
@@ -425,11 +463,41 @@ public final class JfrBridge {
         }
       });
     }
+    long flushesNow = ++streamFlushes; // the stream thread is the only writer
+    if (!source.marksClock()) {
+      markWallClock(); // a mark per JFR flush keeps checking the clock for drift
+      long latest = clock.isCalibrated() && latestEventEpochNanos != Long.MIN_VALUE
+          ? clock.toTrace(latestEventEpochNanos) : Long.MIN_VALUE;
+      synchronized (this) {
+        for (var it = remoteFlushes.entrySet().iterator(); it.hasNext(); ) {
+          var f = it.next();
+          if (latest < f.getValue().requestedNanos() && flushesNow - f.getValue().streamFlushes() < REMOTE_FLUSHES) {
+            break;
+          }
+          seenMark = Math.max(seenMark, f.getKey());
+          it.remove();
+        }
+      }
+    }
     long drained;
     synchronized (this) {
       drained = seenMark; // every mark seen so far was in a segment the stream has now dispatched
     }
     completeFlushes(drained);
-    ClockMark.emit(id, 0); // a mark per JFR flush keeps checking the clock for drift
+    if (source.marksClock()) {
+      ClockMark.emit(id, 0); // a mark per JFR flush keeps checking the clock for drift
+    }
+  }
+
+  /**
+   * Another JVM: CLOCK_REALTIME minus CLOCK_MONOTONIC, measured here, is its JFR time minus
+   * CLOCK_MONOTONIC (see {@link RemoteJfr}); fed to the clock as a mark.
+   */
+  private void markWallClock() {
+    long before = System.nanoTime();
+    java.time.Instant now = java.time.Instant.now();
+    long after = System.nanoTime();
+    clock.mark(JfrEventMapper.epochNanos(now), before, after);
+    drainPending();
   }
 }

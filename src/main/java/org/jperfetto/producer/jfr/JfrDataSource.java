@@ -3,6 +3,7 @@ package org.jperfetto.producer.jfr;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.jperfetto.producer.BufferExhaustedPolicy;
 import org.jperfetto.producer.DataSource;
 import org.jperfetto.producer.DataSourceHandler;
@@ -40,6 +41,9 @@ public final class JfrDataSource {
   public static final Duration DRAIN_TIMEOUT = Duration.ofMillis(3000);
 
   private static final Logger LOG = System.getLogger(JfrDataSource.class.getName());
+  /** Whether this runtime has JDK Flight Recorder: a jlinked runtime may have left jdk.jfr out. */
+  static final boolean JFR_IN_RUNTIME = ModuleLayer.boot().findModule("jdk.jfr").isPresent();
+  private static final AtomicBoolean TOLD_NO_JFR = new AtomicBoolean();
 
   private JfrDataSource() {}
 
@@ -56,6 +60,16 @@ public final class JfrDataSource {
    * @throws IllegalArgumentException if defaultConfig does not parse
    */
   public static DataSource<JfrBridge> create(String defaultConfig) {
+    return create(defaultConfig, JfrSource.thisJvm());
+  }
+
+  /**
+   * A new {@code jvm.jfr} data source recording source's Flight Recorder (another JVM's, for
+   * {@code jperfetto attach}), with defaultConfig as in {@link #create(String)}.
+   *
+   * @throws IllegalArgumentException if defaultConfig does not parse
+   */
+  public static DataSource<JfrBridge> create(String defaultConfig, JfrSource source) {
     JfrConfig.parse(defaultConfig);
     DataSourceDescriptor descriptor = DataSourceDescriptor.newBuilder()
         .setName(NAME)
@@ -64,7 +78,7 @@ public final class JfrDataSource {
         // frames afresh, so a ring buffer that overwrote the first ones still decodes.
         .setHandlesIncrementalStateClear(true)
         .build();
-    Handler handler = new Handler(defaultConfig);
+    Handler handler = new Handler(defaultConfig, source);
     DataSource<JfrBridge> ds = DataSource.create(descriptor, handler, BufferExhaustedPolicy.STALL_THEN_DROP);
     handler.dataSource = ds;
     return ds;
@@ -107,16 +121,26 @@ public final class JfrDataSource {
   private static final class Handler implements DataSourceHandler<JfrBridge> {
     DataSource<JfrBridge> dataSource;
     private final String defaultConfig;
+    private final JfrSource source;
 
-    Handler(String defaultConfig) {
+    Handler(String defaultConfig, JfrSource source) {
       this.defaultConfig = defaultConfig;
+      this.source = source;
     }
 
     @Override
     public JfrBridge onSetup(DataSourceInstance<JfrBridge> instance) {
+      if (!JFR_IN_RUNTIME) {
+        if (TOLD_NO_JFR.compareAndSet(false, true)) {
+          LOG.log(Level.WARNING, "jvm.jfr: this Java runtime has no jdk.jfr module, so the JVM's own events and "
+              + "Java stack samples are not recorded; TrackEvent and other data sources record as usual "
+              + "(a runtime with jdk.jfr, e.g. jlink --add-modules jdk.jfr, records them)");
+        }
+        return null;
+      }
       String text = instance.config().getLegacyConfig();
       try {
-        return new JfrBridge(JfrConfig.parse(text.isBlank() ? defaultConfig : text), dataSource, instance);
+        return new JfrBridge(source, JfrConfig.parse(text.isBlank() ? defaultConfig : text), dataSource, instance);
       } catch (IllegalArgumentException e) {
         LOG.log(Level.ERROR, "jvm.jfr: instance " + instance.instanceId() + " refused: " + e.getMessage());
         return null;

@@ -8,6 +8,7 @@ import org.jperfetto.producer.jfr.JvmEvent.Counter;
 import org.jperfetto.producer.jfr.JvmEvent.Lane;
 import org.jperfetto.producer.jfr.JvmEvent.Slice;
 import org.jperfetto.producer.proto.ProtoWriter;
+import org.jperfetto.producer.proto.TrackUuids;
 import org.jperfetto.protos.BuiltinClock;
 import org.jperfetto.protos.CounterDescriptor;
 import org.jperfetto.protos.DebugAnnotation;
@@ -23,9 +24,11 @@ import org.jperfetto.protos.TrackEvent;
  * declared per packet. Each track gets its TrackDescriptor before its first event, and again after
  * {@link #clearIncrementalState} (a ring buffer may have overwritten the first one):
  * <ul>
- *   <li>a lane of a thread: a thread track (ThreadDescriptor pid/tid/name) named after the lane, so
- *       trace_processor puts it under the same thread as the app's own tracks and the kernel's;
- *   <li>a lane of the process, and counter tracks: children of a process track for this pid.
+ *   <li>a lane of a thread: a child of the thread's own track, named after the lane; the thread's
+ *       and the process's tracks have the uuids every data source of the process gives them
+ *       ({@link TrackUuids}), so trace_processor keeps one thread and one process, with the app's
+ *       own tracks and the kernel's;
+ *   <li>a lane of the process, and counter tracks: children of the process track.
  * </ul>
  * One encoder per writer (sequence); not thread-safe.
  */
@@ -47,7 +50,7 @@ public final class JvmTrackEncoder {
   /** An encoder for the tracks of process pid. */
   public JvmTrackEncoder(int pid) {
     this.pid = pid;
-    this.processUuid = uuid("process", 0, "");
+    this.processUuid = TrackUuids.process(pid);
   }
 
   /** Forget which tracks were described; the next events describe them again. */
@@ -167,26 +170,39 @@ public final class JvmTrackEncoder {
 
   private long laneTrack(Lane lane, PacketStarter out) {
     long uuid = laneUuid(lane);
-    if (!lane.isThread()) {
-      describeProcess(out);
-    }
+    long parent = lane.isThread() ? describeThread(out, lane.tid(), lane.threadName()) : processUuid;
+    describeProcess(out);
     if (described.add(uuid)) {
       ProtoWriter p = out.newTracePacket();
       p.beginNested(TracePacket.TRACK_DESCRIPTOR_FIELD_NUMBER);
       p.appendVarInt(TrackDescriptor.UUID_FIELD_NUMBER, uuid);
-      if (lane.isThread()) {
-        p.appendString(TrackDescriptor.NAME_FIELD_NUMBER, lane.lane());
-        p.beginNested(TrackDescriptor.THREAD_FIELD_NUMBER);
-        p.appendVarInt(ThreadDescriptor.PID_FIELD_NUMBER, pid);
-        p.appendVarInt(ThreadDescriptor.TID_FIELD_NUMBER, lane.tid());
-        if (!lane.threadName().isEmpty()) {
-          p.appendString(ThreadDescriptor.THREAD_NAME_FIELD_NUMBER, lane.threadName());
-        }
-        p.endNested();
-      } else {
-        p.appendVarInt(TrackDescriptor.PARENT_UUID_FIELD_NUMBER, processUuid);
-        p.appendString(TrackDescriptor.NAME_FIELD_NUMBER, "JVM " + lane.lane());
+      p.appendVarInt(TrackDescriptor.PARENT_UUID_FIELD_NUMBER, parent);
+      p.appendString(TrackDescriptor.NAME_FIELD_NUMBER, lane.isThread() ? lane.lane() : "JVM " + lane.lane());
+      p.endNested();
+    }
+    return uuid;
+  }
+
+  /**
+   * Describes thread tid's own track (once per sequence state) as every data source of the process
+   * describes it: the uuid {@link TrackUuids#thread}, the process track as parent, pid, tid and, if
+   * known, the name. Returns its uuid.
+   */
+  public long describeThread(PacketStarter out, long tid, String name) {
+    long uuid = TrackUuids.thread(processUuid, tid);
+    describeProcess(out);
+    if (described.add(uuid)) {
+      ProtoWriter p = out.newTracePacket();
+      p.beginNested(TracePacket.TRACK_DESCRIPTOR_FIELD_NUMBER);
+      p.appendVarInt(TrackDescriptor.UUID_FIELD_NUMBER, uuid);
+      p.appendVarInt(TrackDescriptor.PARENT_UUID_FIELD_NUMBER, processUuid);
+      p.beginNested(TrackDescriptor.THREAD_FIELD_NUMBER);
+      p.appendVarInt(ThreadDescriptor.PID_FIELD_NUMBER, pid);
+      p.appendVarInt(ThreadDescriptor.TID_FIELD_NUMBER, tid);
+      if (name != null && !name.isEmpty()) {
+        p.appendString(ThreadDescriptor.THREAD_NAME_FIELD_NUMBER, name);
       }
+      p.endNested();
       p.endNested();
     }
     return uuid;

@@ -24,10 +24,8 @@ import org.jperfetto.protos.InternedString;
 import org.jperfetto.protos.Mapping;
 import org.jperfetto.protos.StackSample;
 import org.jperfetto.protos.StackSampleDefaults;
-import org.jperfetto.protos.ThreadDescriptor;
 import org.jperfetto.protos.TracePacket;
 import org.jperfetto.protos.TracePacketDefaults;
-import org.jperfetto.protos.TrackDescriptor;
 
 /**
  * Writes JFR's Java stack samples as {@code StackSample} packets (TracePacket field 135) whose
@@ -39,8 +37,9 @@ import org.jperfetto.protos.TrackDescriptor;
  *   <li>first a packet with SEQ_INCREMENTAL_STATE_CLEARED whose trace_packet_defaults name the
  *       profiler ({@code stack_sample_defaults.source = "jvm.jfr"}) and its timebase (wall or CPU
  *       time, nanoseconds);
- *   <li>for each thread seen, a TrackDescriptor with its ThreadDescriptor (pid, tid, name), so the
- *       samples' thread has its Java name even when nothing else in the trace names it;
+ *   <li>for each thread seen, its thread track's descriptor (pid, tid, name; see {@link
+ *       JvmTrackEncoder#describeThread}), so the samples' thread has its Java name even when nothing
+ *       else in the trace names it;
  *   <li>per sample: timestamp on CLOCK_MONOTONIC, SEQ_NEEDS_INCREMENTAL_STATE, the interned entries
  *       it is the first to use (function names, mapping paths, mappings, frames, callstacks), and
  *       the stack_sample with the thread (pid, tid) and the callstack iid.
@@ -83,6 +82,7 @@ public final class StackSampleEncoder {
   private static final int NEEDS = TracePacket.SequenceFlags.SEQ_NEEDS_INCREMENTAL_STATE_VALUE;
 
   private final int pid;
+  private final JvmTrackEncoder tracks;
   private final int depth;
   private final String timebase;
 
@@ -115,6 +115,16 @@ public final class StackSampleEncoder {
    * timebase is CPU time (cpuTime) or wall-clock time.
    */
   public StackSampleEncoder(int pid, int depth, boolean cpuTime) {
+    this(pid, depth, cpuTime, new JvmTrackEncoder(pid));
+  }
+
+  /**
+   * As {@link #StackSampleEncoder(int, int, boolean)}, describing sampled threads through tracks
+   * (the encoder of the JVM's other events on the same sequence), so that each thread has one
+   * track however many data sources describe it.
+   */
+  public StackSampleEncoder(int pid, int depth, boolean cpuTime, JvmTrackEncoder tracks) {
+    this.tracks = tracks;
     if (depth < 1) {
       throw new IllegalArgumentException("stack sample depth " + depth + " < 1");
     }
@@ -137,7 +147,7 @@ public final class StackSampleEncoder {
     ensureState(w, generationNow, traceNanos);
     long tid = thread.getOSThreadId();
     if (!threadsSeen.containsKey(thread)) {
-      describeThread(thread, tid, traceNanos);
+      describeThread(thread, tid);
     }
     long callstack = callstackIid(stack, inNative);
 
@@ -238,7 +248,7 @@ public final class StackSampleEncoder {
     }
   }
 
-  private void describeThread(RecordedThread thread, long tid, long traceNanos) {
+  private void describeThread(RecordedThread thread, long tid) {
     if (threadsSeen.size() >= MAX_REMEMBERED_STACKS) {
       threadsSeen.clear();
     }
@@ -247,28 +257,7 @@ public final class StackSampleEncoder {
       return;
     }
     String name = thread.getJavaName() != null ? thread.getJavaName() : thread.getOSName();
-    ProtoWriter p = writer.newTracePacket();
-    p.appendVarInt(TracePacket.TIMESTAMP_FIELD_NUMBER, traceNanos);
-    p.appendVarInt(TracePacket.TIMESTAMP_CLOCK_ID_FIELD_NUMBER, CLOCK_MONOTONIC);
-    p.beginNested(TracePacket.TRACK_DESCRIPTOR_FIELD_NUMBER);
-    p.appendVarInt(TrackDescriptor.UUID_FIELD_NUMBER, threadUuid(tid));
-    p.beginNested(TrackDescriptor.THREAD_FIELD_NUMBER);
-    p.appendVarInt(ThreadDescriptor.PID_FIELD_NUMBER, pid);
-    p.appendVarInt(ThreadDescriptor.TID_FIELD_NUMBER, tid);
-    if (name != null && !name.isEmpty()) {
-      p.appendString(ThreadDescriptor.THREAD_NAME_FIELD_NUMBER, JfrEventMapper.bounded(name));
-    }
-    p.endNested();
-    p.endNested();
-  }
-
-  /** The uuid of the thread track that names a sampled thread (apart from the JVM lanes' uuids). */
-  long threadUuid(long tid) {
-    long h = 0x9E3779B97F4A7C15L * (pid * 0x100000001B3L + tid) ^ 0x6a766d2e6a66724cL; // "jvm.jfrL"
-    h ^= h >>> 31;
-    h *= 0xff51afd7ed558ccdL;
-    h ^= h >>> 33;
-    return h == 0 ? 1 : h;
+    tracks.describeThread(writer::newTracePacket, tid, name == null ? null : JfrEventMapper.bounded(name));
   }
 
   private long callstackIid(RecordedStackTrace stack, boolean inNative) {

@@ -1,15 +1,20 @@
 package org.jperfetto.producer.track;
 
+import static org.jperfetto.producer.proto.TrackUuids.mix;
+import static org.jperfetto.producer.proto.TrackUuids.nonZero;
+
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import org.jperfetto.producer.proto.TrackUuids;
 
 /**
  * This process as the trace shows it: pid, command line, a default process name and the uuid of its
- * process track, from which thread and custom track uuids derive. Read once from /proc (Linux) with
+ * process track ({@link TrackUuids}), from which thread and custom track uuids derive. Read once
+ * from /proc (Linux) with
  * fallbacks, never on a hot path.
  */
 final class ProcessInfo {
@@ -53,7 +58,7 @@ final class ProcessInfo {
 
   /** uuid of the thread track of tid. */
   long threadUuid(long tid) {
-    return nonZero(mix(uuid ^ (tid * 0x9E3779B97F4A7C15L + 1)));
+    return TrackUuids.thread(uuid, tid);
   }
 
   /** uuid of the track of the virtual thread with that thread id. */
@@ -111,9 +116,7 @@ final class ProcessInfo {
     } else {
       name = "java";
     }
-    long start = ProcessHandle.current().info().startInstant().map(java.time.Instant::toEpochMilli).orElse(0L);
-    long uuid = nonZero(mix(pid * 0xC2B2AE3D27D4EB4FL ^ mix(start) ^ mix(System.nanoTime())));
-    return new ProcessInfo(pid, cmdline, name, uuid);
+    return new ProcessInfo(pid, cmdline, name, TrackUuids.process(pid));
   }
 
   static long fnv1a(String s) {
@@ -125,16 +128,4 @@ final class ProcessInfo {
     return h;
   }
 
-  /** A 64-bit finalizer (murmur3's fmix64). */
-  static long mix(long z) {
-    z ^= z >>> 33;
-    z *= 0xFF51AFD7ED558CCDL;
-    z ^= z >>> 33;
-    z *= 0xC4CEB9FE1A85EC53L;
-    return z ^ (z >>> 33);
-  }
-
-  private static long nonZero(long v) {
-    return v == 0 ? 1 : v;
-  }
 }

@@ -68,6 +68,7 @@ public final class TrackEvent {
   private final List<Category> categories = new CopyOnWriteArrayList<>();
   private final Map<String, Category> dynamicCategories = new ConcurrentHashMap<>();
   private final Session[] sessions = new Session[DataSource.MAX_INSTANCES];
+  private final boolean carrierTids;
   private final ThreadLocal<ThreadState> threads;
   /** The states virtual threads take turns on, one event at a time. */
   private final VirtualThreadStates virtualThreads;
@@ -92,6 +93,7 @@ public final class TrackEvent {
 
   private TrackEvent(Builder b) {
     this.sessionsChanged = b.sessionsChanged;
+    this.carrierTids = b.carrierTids;
     this.processName = b.processName != null ? b.processName : ProcessInfo.current().defaultName();
     TrackEventDescriptor.Builder available = TrackEventDescriptor.newBuilder();
     for (Category c : b.categories) {
@@ -124,8 +126,19 @@ public final class TrackEvent {
     private String processName;
     private BufferExhaustedPolicy policy = BufferExhaustedPolicy.DROP;
     private Runnable sessionsChanged = () -> { };
+    private boolean carrierTids;
 
     private Builder() {}
+
+    /**
+     * Whether each slice begin and instant of a virtual thread names its carrier, a debug argument
+     * {@code carrier_tid} (off by default). It costs a gettid(2) system call per such event, about
+     * as much again as the rest of a virtual thread's event on the project's VMs (docs/performance.md).
+     */
+    public Builder carrierTids(boolean on) {
+      this.carrierTids = on;
+      return this;
+    }
 
     /**
      * Runs listener after a session started or stopped, once the categories' enabled state is
@@ -169,6 +182,11 @@ public final class TrackEvent {
 
   String processName() {
     return processName;
+  }
+
+  /** Whether virtual threads' slice begins and instants carry carrier_tid ({@link Builder#carrierTids}). */
+  boolean carrierTids() {
+    return carrierTids;
   }
 
   /** The categories registered so far (static, then dynamic ones in creation order). */

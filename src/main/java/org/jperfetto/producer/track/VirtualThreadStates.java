@@ -14,12 +14,13 @@ import org.jperfetto.producer.DataSource;
  */
 final class VirtualThreadStates {
   /**
-   * The most states: four per core, at most 256. Each holds a chunk per session, so more states than
+   * The most states: as many as a data source's writer sets for virtual threads (four per core, at
+   * most 256). Each holds a chunk per session, so more states than
    * the SMB has chunks to spare had the million-virtual-thread stress run drop most events (it had
    * grown to 256 while holders waited, unmounted, for the arbiter's monitor); past the limit a
    * virtual thread yields, which lets those holders run.
    */
-  static final int MAX_STATES = Math.min(256, 4 * Math.max(1, Runtime.getRuntime().availableProcessors()));
+  static final int MAX_STATES = DataSource.MAX_VIRTUAL_THREAD_WRITERS;
 
   private final TrackEvent owner;
   private final DataSource<Session> dataSource;

@@ -46,7 +46,8 @@ import org.jperfetto.service.TracingService;
 /**
  * ConsumerPort on a socket: each client that binds it becomes one {@link ConsumerEndpoint}.
  * As upstream: EnableTracing is answered only when the session ends (disabled=true and the error,
- * if any); ReadBuffers answers with a stream of ReadBuffersResponse; Flush succeeds or fails as
+ * if any); ReadBuffers answers with a stream of ReadBuffersResponse, produced batch by batch as the
+ * consumer's socket drains (see {@link #READ_HIGH_WATER_BYTES}); Flush succeeds or fails as
  * the service reports; ObserveEvents is a stream closed by the next ObserveEvents (or an empty
  * mask); QueryServiceState is cut into replies that fit a frame; CloneSession is answered when
  * the service reports the clone. A method without a handler in {@link #handlers} answers a
@@ -66,12 +67,15 @@ public final class ConsumerPortService {
    */
   static final int MAX_READ_REPLY_BYTES = 128 * 1024 - 160;
   /**
-   * ReadBuffers replies are held back while the connection has this much unsent: the service
-   * hands over a whole buffer at once, and the host drops a peer whose backlog passes 4 MiB.
+   * A read pauses (the service stops producing its batches) while the connection has this much
+   * unsent, so what a consumer has not taken stays in the trace buffer rather than in a reply
+   * queue: a stuck reader costs at most this plus one batch, well under the host's bound on a
+   * peer's queue ({@link org.jperfetto.ipc.IpcHost#MAX_SEND_BUFFER_BYTES}), past which it would
+   * be dropped.
    */
-  static final long READ_BACKLOG_BYTES = 1024 * 1024;
-  /** How soon a held-back ReadBuffers stream looks again at the connection's backlog. */
-  static final long READ_PACING_MS = 1;
+  static final long READ_HIGH_WATER_BYTES = 1024 * 1024;
+  /** A paused read goes on once the connection's unsent bytes are down to this. */
+  static final long READ_LOW_WATER_BYTES = 256 * 1024;
 
   private final TracingService service;
   private final Map<Long, RemoteConsumer> consumers = new ConcurrentHashMap<>();
@@ -123,15 +127,12 @@ public final class ConsumerPortService {
       call.reply(DisableTracingResponse.getDefaultInstance());
     }));
     h.put("ReadBuffers", call -> onConsumer(call, (c, ep) -> {
-      if (c.readCall != null && !c.readCall.isDone()) {
-        c.readCall.fail(); // a newer read replaces an unfinished one
-      }
-      c.readQueue.clear();
-      c.lastQueued = false;
+      c.endRead(); // a newer read replaces an unfinished one
       c.readCall = call;
       ep.readBuffers();
     }));
     h.put("FreeBuffers", call -> onConsumer(call, (c, ep) -> {
+      c.endRead();
       ep.freeBuffers();
       c.closeFileSink();
       call.reply(FreeBuffersResponse.getDefaultInstance());
@@ -157,6 +158,9 @@ public final class ConsumerPortService {
       DetachRequest req = DetachRequest.parseFrom(call.args());
       onConsumer(call, (c, ep) -> {
         String error = ep.detach(req.getKey());
+        if (error.isEmpty()) {
+          c.endRead(); // the session's read ended with the detach
+        }
         if (error.isEmpty() && c.fileSink != null) {
           detachedFiles.put(new DetachedKey(c.uid, req.getKey()), c.fileSink); // the session goes on writing
           c.fileSink = null;
@@ -336,10 +340,17 @@ public final class ConsumerPortService {
     /** The file passed with the pending CloneSession, if any. */
     FdTraceFileSink cloneFile;
     FdTraceFileSink fileSink;
-    /** ReadBuffers replies not sent yet (paced by the connection's backlog), with has_more. */
+    /**
+     * Encoded ReadBuffersResponses not sent yet: at most what is left of one batch (the service
+     * hands out the next only when {@link #readyForTraceData} says so).
+     */
     private final java.util.ArrayDeque<ByteString> readQueue = new java.util.ArrayDeque<>();
+    /** The read's last batch is in {@link #readQueue} (its last reply ends the call). */
     private boolean lastQueued;
-    private boolean pumpScheduled;
+    /** The service paused the read on our word; {@link #onDrained} resumes it. */
+    private boolean readPaused;
+    /** A drain waiter is registered with the connection. */
+    private boolean drainAwaited;
 
     RemoteConsumer(int uid) {
       this.uid = uid;
@@ -426,23 +437,44 @@ public final class ConsumerPortService {
       }
       ReadReplyEncoder.encode(slices, MAX_READ_REPLY_BYTES, readQueue::add);
       lastQueued = !hasMore;
-      pumpReads();
+      sendQueuedReads();
     }
 
-    /** Sends queued ReadBuffers replies while the connection's backlog allows; else retries soon. */
-    private void pumpReads() {
-      pumpScheduled = false;
+    @Override
+    public boolean readyForTraceData() {
+      MethodCall call = readCall;
+      if (call == null || call.isDone() || gone) {
+        return false; // nobody to hand it to: what is unread stays in the buffers
+      }
+      if (readQueue.isEmpty() && call.unsentReplyBytes() < READ_HIGH_WATER_BYTES) {
+        return true;
+      }
+      readPaused = true;
+      awaitDrain(call);
+      return false;
+    }
+
+    /** Ends the read in progress, if any: its call fails, what was not sent is dropped. */
+    void endRead() {
+      if (readCall != null && !readCall.isDone()) {
+        readCall.fail();
+      }
+      readCall = null;
+      readQueue.clear();
+      lastQueued = false;
+      readPaused = false;
+    }
+
+    /** Sends queued ReadBuffers replies while the connection's backlog allows. */
+    private void sendQueuedReads() {
       MethodCall call = readCall;
       if (call == null || call.isDone() || gone) {
         readQueue.clear();
         return;
       }
       while (!readQueue.isEmpty()) {
-        if (call.unsentReplyBytes() >= READ_BACKLOG_BYTES) {
-          if (!pumpScheduled) {
-            pumpScheduled = true;
-            service.taskRunner().postDelayed(this::pumpReads, READ_PACING_MS);
-          }
+        if (call.unsentReplyBytes() >= READ_HIGH_WATER_BYTES) {
+          awaitDrain(call);
           return;
         }
         ByteString reply = readQueue.poll();
@@ -450,7 +482,28 @@ public final class ConsumerPortService {
         call.send(reply, !last, -1);
         if (last) {
           readCall = null;
+          readPaused = false;
         }
+      }
+    }
+
+    private void awaitDrain(MethodCall call) {
+      if (!drainAwaited) {
+        drainAwaited = true;
+        call.whenUnsentBelow(READ_LOW_WATER_BYTES, () -> service.taskRunner().runOrPost(this::onDrained));
+      }
+    }
+
+    /** The socket took our replies down to the low-water mark: send more, then read more. */
+    private void onDrained() {
+      drainAwaited = false;
+      if (gone || readCall == null) {
+        return;
+      }
+      sendQueuedReads();
+      if (readQueue.isEmpty() && readPaused && readCall != null && endpoint != null) {
+        readPaused = false;
+        endpoint.resumeReadBuffers(); // asks readyForTraceData before each batch
       }
     }
   }

@@ -419,6 +419,11 @@ public final class ServiceHost implements AutoCloseable {
     return consumerHost.stats();
   }
 
+  /** The consumer socket's send timeout (tests: shorter than the default 10 s). */
+  void consumerSendTimeoutMs(long ms) {
+    consumerHost.setSendTimeoutMs(ms);
+  }
+
   /** Reads per connection per readiness event on every socket of this host (see IpcHost). */
   void readsPerEvent(int reads) {
     for (IpcHost h : producerHosts) {

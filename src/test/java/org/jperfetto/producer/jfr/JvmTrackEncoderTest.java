@@ -15,6 +15,7 @@ import org.jperfetto.producer.jfr.JvmEvent.Slice;
 import org.jperfetto.producer.proto.PatchList;
 import org.jperfetto.producer.proto.ProtoWriter;
 import org.jperfetto.producer.proto.ScatteredStreamWriter;
+import org.jperfetto.producer.proto.TrackUuids;
 import org.jperfetto.protos.CounterDescriptor;
 import org.jperfetto.protos.TracePacket;
 import org.jperfetto.protos.TrackDescriptor;
@@ -65,21 +66,32 @@ class JvmTrackEncoderTest {
   }
 
   @Test
-  void aSliceIsADescribedThreadTrackThenBeginAndEnd() {
+  void aSliceIsOnALaneUnderItsThreadsOwnTrackThenBeginAndEnd() {
     JvmTrackEncoder enc = new JvmTrackEncoder(42);
     HeapPackets out = new HeapPackets();
     Lane lane = new Lane(1234, "worker-1", "Locks");
     enc.write(new Slice(EPOCH + 5_000, 777, lane, "jvm.locks", "Park",
         List.of(new Arg("timeout", 5L), new Arg("ratio", 0.5), new Arg("timedOut", true), new Arg("cls", "Foo")),
         List.of("a.B.c:1", "...")), clock(), out);
-    List<TracePacket> p = out.finish();
-    assertEquals(3, p.size());
-    TrackDescriptor d = p.get(0).getTrackDescriptor();
+    List<TracePacket> all = out.finish();
+    assertEquals(5, all.size());
+    TrackDescriptor process = all.get(0).getTrackDescriptor();
+    assertEquals(TrackUuids.process(42), process.getUuid());
+    assertEquals(42, process.getProcess().getPid());
+    // The thread's own track, exactly as TrackEvent describes it (one uuid per tid, or
+    // trace_processor starts a new thread), then the lane as its child.
+    TrackDescriptor thread = all.get(1).getTrackDescriptor();
+    assertEquals(TrackUuids.thread(TrackUuids.process(42), 1234), thread.getUuid());
+    assertEquals(process.getUuid(), thread.getParentUuid());
+    assertEquals(42, thread.getThread().getPid());
+    assertEquals(1234, thread.getThread().getTid());
+    assertEquals("worker-1", thread.getThread().getThreadName());
+    TrackDescriptor d = all.get(2).getTrackDescriptor();
     assertEquals(enc.laneUuid(lane), d.getUuid());
     assertEquals("Locks", d.getName());
-    assertEquals(42, d.getThread().getPid());
-    assertEquals(1234, d.getThread().getTid());
-    assertEquals("worker-1", d.getThread().getThreadName());
+    assertEquals(thread.getUuid(), d.getParentUuid());
+    assertFalse(d.hasThread());
+    List<TracePacket> p = all.subList(2, 5);
     TrackEvent begin = p.get(1).getTrackEvent();
     assertEquals(TrackEvent.Type.TYPE_SLICE_BEGIN, begin.getType());
     assertEquals(4_900, p.get(1).getTimestamp());
@@ -105,10 +117,10 @@ class JvmTrackEncoderTest {
     Slice s = new Slice(EPOCH + 5_000, 1, lane, "jvm.gc", "G1New", List.of(), List.of());
     enc.write(s, clock(), out);
     enc.write(s, clock(), out);
-    assertEquals(1, out.finish().stream().filter(TracePacket::hasTrackDescriptor).count());
+    assertEquals(3, out.finish().stream().filter(TracePacket::hasTrackDescriptor).count(), "process, thread, lane");
     enc.clearIncrementalState();
     enc.write(s, clock(), out);
-    assertEquals(2, out.finish().stream().filter(TracePacket::hasTrackDescriptor).count());
+    assertEquals(6, out.finish().stream().filter(TracePacket::hasTrackDescriptor).count());
   }
 
   @Test

@@ -74,10 +74,16 @@ final class TraceSlices {
     return new Slice(e.getTrackUuid(), e.getName(), e.getCategories(0), b.getTimestamp(), end, args);
   }
 
-  /** The thread tid of a slice's track (0 for a process track). */
+  /**
+   * The thread tid of a slice's track: the track's own, or its parent's for a lane under a thread
+   * (as trace_processor places it); 0 for a track of the process.
+   */
   long tidOf(long track) {
     TrackDescriptor d = tracks.get(track);
     assertTrue(d != null, "no descriptor for track " + track);
+    if (!d.hasThread() && d.hasParentUuid() && tracks.containsKey(d.getParentUuid())) {
+      d = tracks.get(d.getParentUuid());
+    }
     return d.hasThread() ? d.getThread().getTid() : 0;
   }
 

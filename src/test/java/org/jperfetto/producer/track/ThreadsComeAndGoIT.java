@@ -95,7 +95,7 @@ class ThreadsComeAndGoIT {
   @Test
   void shortLivedVirtualThreadsOneAfterAnotherLoseNothingAndGetATrackEach() throws Exception {
     Category req = Category.of("req");
-    TrackEvent te = TrackEvent.builder().categories(req).processName("come_and_go").build();
+    TrackEvent te = TrackEvent.builder().categories(req).processName("come_and_go").carrierTids(true).build();
     DecodedEvents d = record(32 * 1024, req, te,
         () -> oneAfterAnother(THREADS, Thread.ofVirtual(), te, req));
     assertAllSlices(d, THREADS);
@@ -105,6 +105,25 @@ class ThreadsComeAndGoIT {
       assertTrue(d.tracks.get(uuid).getStaticName().startsWith("VirtualThread#"), d.tracks.get(uuid).toString());
     }
     assertTrue(te.virtualThreadStates() <= VirtualThreadStates.MAX_STATES);
+    assertCarriersNamed(d.named("request"));
+  }
+
+  /**
+   * Each slice begin of a virtual thread names its carrier: a tid of a thread of this process
+   * (the carriers outlive the test), a few carriers for many virtual threads.
+   */
+  static void assertCarriersNamed(List<DecodedEvents.Event> begins) {
+    java.util.Set<Long> carriers = new java.util.HashSet<>();
+    for (DecodedEvents.Event e : begins) {
+      assertTrue(e.args().get(ThreadState.CARRIER_TID_ARG) instanceof Long, e.toString());
+      carriers.add((Long) e.args().get(ThreadState.CARRIER_TID_ARG));
+    }
+    for (long tid : carriers) {
+      assertTrue(java.nio.file.Files.isDirectory(java.nio.file.Path.of("/proc/self/task/" + tid)),
+          "carrier_tid " + tid + " is no thread of this process");
+    }
+    assertTrue(carriers.size() <= 4 * Runtime.getRuntime().availableProcessors() + 4,
+        "a few carriers for " + begins.size() + " virtual threads: " + carriers.size());
   }
 
   @Test
@@ -124,6 +143,9 @@ class ThreadsComeAndGoIT {
     for (List<DecodedEvents.Event> events : byTrack.values()) {
       assertEquals(6, events.size());
       assertEquals(2, maxDepth(events), "request around parse, then respond: " + events);
+    }
+    for (DecodedEvents.Event e : d.named("parse")) {
+      assertEquals(Map.of(), e.args(), "no carrier_tid unless asked for");
     }
   }
 

@@ -1,0 +1,271 @@
+package org.jperfetto.cli;
+
+import com.google.protobuf.CodedInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.jperfetto.abi.TracePacketRecord;
+import org.jperfetto.protos.BuiltinClock;
+import org.jperfetto.protos.ClockSnapshot;
+import org.jperfetto.protos.StackSample;
+import org.jperfetto.protos.TracePacket;
+import org.jperfetto.protos.TrackDescriptor;
+import org.jperfetto.protos.TrackEvent;
+
+/**
+ * What {@code jperfetto view} shows of a trace, gathered in one pass with trace_processor's rules:
+ * packets that need incremental state their sequence lost are skipped ({@link
+ * IncrementalStateTracker}), interned names resolved per sequence ({@link ViewSequence}), each
+ * TrackEvent slice's begin matched with its end on the same track. Memory grows with the distinct
+ * names, tracks and open slices, not with the trace's length.
+ */
+final class TraceTables {
+  /** Count, total and longest duration of a set of slices. */
+  static final class Durations {
+    long count;
+    long total;
+    long max;
+
+    void add(long duration) {
+      count++;
+      total += duration;
+      max = Math.max(max, duration);
+    }
+  }
+
+  /** A counter track's samples. */
+  static final class CounterValues {
+    long count;
+    double min = Double.POSITIVE_INFINITY;
+    double max = Double.NEGATIVE_INFINITY;
+    double last;
+
+    void add(double v) {
+      count++;
+      min = Math.min(min, v);
+      max = Math.max(max, v);
+      last = v;
+    }
+  }
+
+  /** What one thread (or other track owner) did. */
+  static final class ThreadActivity {
+    long slices;
+    /** Time in the outermost slices on the thread's own track. */
+    long topLevel;
+    long samples;
+  }
+
+  /** How far up the parent tracks {@link #owner} looks for a thread. */
+  private static final int MAX_TRACK_DEPTH = 16;
+
+  private record Open(String name, String category, long start) {}
+
+  final Map<String, Durations> slicesByName = new HashMap<>();
+  final Map<String, Durations> gcPausesByName = new HashMap<>();
+  final Map<Long, TrackDescriptor> tracks = new HashMap<>();
+  final Map<Long, CounterValues> countersByTrack = new LinkedHashMap<>();
+  final Map<String, Long> samplesByLeaf = new HashMap<>();
+  final Map<Long, Long> samplesByTid = new HashMap<>();
+  /** Per track: slices and outermost-slice time; resolved to threads by {@link #byThread}. */
+  private final Map<Long, ThreadActivity> byTrack = new HashMap<>();
+  private final Map<Long, ArrayDeque<Open>> open = new HashMap<>();
+  private final Map<Integer, ViewSequence> sequences = new HashMap<>();
+  private final IncrementalStateTracker state = new IncrementalStateTracker();
+  /** Offsets of the builtin clocks from BOOTTIME, from the first clock snapshot of the trace. */
+  private Map<Integer, Long> clockOffsets;
+  long packets;
+  long instants;
+  long samples;
+  long unreadablePackets;
+  long unendedSlices;
+  long firstTimestamp = Long.MAX_VALUE;
+  long lastTimestamp = Long.MIN_VALUE;
+
+  /** Reads a whole trace (a sequence of Trace.packet fields) from in. */
+  static TraceTables read(InputStream in) throws IOException {
+    TraceTables t = new TraceTables();
+    CodedInputStream cis = CodedInputStream.newInstance(in, 1 << 16);
+    cis.setSizeLimit(Integer.MAX_VALUE);
+    while (!cis.isAtEnd()) {
+      int tag = cis.readTag();
+      if (tag != TracePacketRecord.PACKET_TAG) {
+        cis.skipField(tag);
+        continue;
+      }
+      t.add(TracePacket.parseFrom(cis.readBytes()));
+      cis.resetSizeCounter();
+    }
+    t.unendedSlices = t.open.values().stream().mapToLong(ArrayDeque::size).sum();
+    return t;
+  }
+
+  private void add(TracePacket p) {
+    packets++;
+    if (clockOffsets == null && p.hasClockSnapshot()
+        && p.getClockSnapshot().getClocksList().stream().noneMatch(ClockSnapshot.Clock::getIsIncremental)) {
+      takeClockSnapshot(p.getClockSnapshot());
+    }
+    if (state.judge(p) != IncrementalStateTracker.Verdict.READABLE) {
+      unreadablePackets++;
+      return;
+    }
+    ViewSequence seq = sequences.computeIfAbsent(p.getTrustedPacketSequenceId(), k -> new ViewSequence());
+    seq.update(p);
+    long ts = seq.timestamp(p);
+    if (p.hasTimestamp()) {
+      long boot = onBoottime(ts, seq.lastClock());
+      firstTimestamp = Math.min(firstTimestamp, boot);
+      lastTimestamp = Math.max(lastTimestamp, boot);
+    }
+    if (p.hasTrackDescriptor()) {
+      tracks.put(p.getTrackDescriptor().getUuid(), p.getTrackDescriptor());
+    }
+    if (p.hasTrackEvent()) {
+      addTrackEvent(p.getTrackEvent(), seq, ts);
+    }
+    if (p.hasStackSample()) {
+      addSample(p.getStackSample(), seq);
+    }
+  }
+
+  private void addTrackEvent(TrackEvent e, ViewSequence seq, long ts) {
+    long track = e.hasTrackUuid() ? e.getTrackUuid() : seq.defaultTrack();
+    switch (e.getType()) {
+      case TYPE_SLICE_BEGIN -> {
+        String name = e.hasNameIid() ? seq.eventName(e.getNameIid()) : e.getName();
+        String category = e.getCategoryIidsCount() > 0 ? seq.category(e.getCategoryIids(0))
+            : e.getCategoriesCount() > 0 ? e.getCategories(0) : "";
+        open.computeIfAbsent(track, k -> new ArrayDeque<>()).push(new Open(name, category, ts));
+      }
+      case TYPE_SLICE_END -> {
+        ArrayDeque<Open> stack = open.get(track);
+        Open begin = stack == null ? null : stack.poll();
+        if (begin != null) {
+          endSlice(track, begin, Math.max(0, ts - begin.start()), stack.isEmpty());
+        }
+      }
+      case TYPE_INSTANT -> instants++;
+      case TYPE_COUNTER -> countersByTrack.computeIfAbsent(track, k -> new CounterValues())
+          .add(e.hasDoubleCounterValue() ? e.getDoubleCounterValue() : e.getCounterValue());
+      default -> { }
+    }
+  }
+
+  private void endSlice(long track, Open begin, long duration, boolean outermost) {
+    slicesByName.computeIfAbsent(begin.name(), k -> new Durations()).add(duration);
+    ThreadActivity a = byTrack.computeIfAbsent(track, k -> new ThreadActivity());
+    a.slices++;
+    if (outermost) {
+      a.topLevel += duration;
+      TrackDescriptor d = tracks.get(track);
+      if ("jvm.gc".equals(begin.category()) && d != null && "GC".equals(d.getName())) {
+        gcPausesByName.computeIfAbsent(begin.name(), k -> new Durations()).add(duration);
+      }
+    }
+  }
+
+  private void addSample(StackSample s, ViewSequence seq) {
+    samples++;
+    if (s.hasCallstackIid()) {
+      samplesByLeaf.merge(seq.leafFunction(s.getCallstackIid()), 1L, Long::sum);
+    }
+    if (s.hasTaskContext()) {
+      samplesByTid.merge((long) s.getTaskContext().getTid(), 1L, Long::sum);
+    }
+  }
+
+  private void takeClockSnapshot(ClockSnapshot snapshot) {
+    Long boot = null;
+    for (ClockSnapshot.Clock c : snapshot.getClocksList()) {
+      if (c.getClockId() == BuiltinClock.BUILTIN_CLOCK_BOOTTIME_VALUE) {
+        boot = c.getTimestamp();
+      }
+    }
+    if (boot == null) {
+      return;
+    }
+    clockOffsets = new HashMap<>();
+    for (ClockSnapshot.Clock c : snapshot.getClocksList()) {
+      clockOffsets.put(c.getClockId(), c.getTimestamp() - boot);
+    }
+  }
+
+  /** ts on clock, moved to BOOTTIME when the trace's clock snapshot relates the two. */
+  private long onBoottime(long ts, int clock) {
+    if (clock == 0 || clockOffsets == null) {
+      return ts;
+    }
+    Long offset = clockOffsets.get(clock);
+    return offset == null ? ts : ts - offset;
+  }
+
+  /**
+   * The activity per thread: each track's slices go to the thread it belongs to (the track itself
+   * or its parent names the thread), outermost-slice time only from the thread's own track; stack
+   * samples by their tid. Keys are the labels {@link #label} gives.
+   */
+  Map<String, ThreadActivity> byThread() {
+    Map<Long, String> threadLabels = new HashMap<>();
+    for (TrackDescriptor d : tracks.values()) {
+      if (d.hasThread()) {
+        threadLabels.put((long) d.getThread().getTid(), label(d));
+      }
+    }
+    Map<String, ThreadActivity> out = new HashMap<>();
+    byTrack.forEach((uuid, activity) -> {
+      TrackDescriptor d = tracks.get(uuid);
+      TrackDescriptor owner = owner(d);
+      ThreadActivity a = out.computeIfAbsent(owner == null ? "track " + Long.toUnsignedString(uuid) : label(owner),
+          k -> new ThreadActivity());
+      a.slices += activity.slices;
+      if (owner == d) {
+        a.topLevel += activity.topLevel;
+      }
+    });
+    samplesByTid.forEach((tid, n) -> out.computeIfAbsent(threadLabels.getOrDefault(tid, "tid " + tid),
+        k -> new ThreadActivity()).samples += n);
+    return out;
+  }
+
+  /**
+   * The track that names who did what happens on d: d or its nearest ancestor with a thread (a
+   * bounded walk: a file may describe a cycle of parents).
+   */
+  private TrackDescriptor owner(TrackDescriptor d) {
+    TrackDescriptor t = d;
+    for (int hops = 0; t != null && hops < MAX_TRACK_DEPTH; hops++,
+        t = t.hasParentUuid() ? tracks.get(t.getParentUuid()) : null) {
+      if (t.hasThread()) {
+        return t;
+      }
+    }
+    return d;
+  }
+
+  /** How the view names a track's owner: a thread's name and tid, else the track's name. */
+  static String label(TrackDescriptor d) {
+    if (d.hasThread()) {
+      String name = d.getThread().hasThreadName() ? d.getThread().getThreadName() : d.getName();
+      return (name.isEmpty() ? "thread" : name) + " (" + d.getThread().getTid() + ")";
+    }
+    if (d.hasProcess()) {
+      String name = d.getProcess().hasProcessName() ? d.getProcess().getProcessName() : d.getName();
+      return (name.isEmpty() ? "process" : name) + " (pid " + d.getProcess().getPid() + ")";
+    }
+    return d.getName().isEmpty() ? "track " + Long.toUnsignedString(d.getUuid()) : d.getName();
+  }
+
+  /** A counter track's name and unit. */
+  String counterName(long uuid) {
+    TrackDescriptor d = tracks.get(uuid);
+    if (d == null) {
+      return "counter " + Long.toUnsignedString(uuid);
+    }
+    String unit = d.getCounter().getUnitName();
+    return d.getName() + (unit.isEmpty() ? "" : " (" + unit + ")");
+  }
+}
