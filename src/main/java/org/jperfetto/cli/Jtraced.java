@@ -48,6 +48,10 @@ import org.jperfetto.ipc.DefaultSockets;
  * this often, so the last part of a ring that wrapped stays readable (see {@link ClearPeriod});
  * upstream's traced does not do this. Default {@link ClearPeriod#DEFAULT_MS} ms.
  *
+ * <p>Once serving, jtraced warms its JIT up beside the real service on a thread of the lowest
+ * priority ({@link JtracedWarmUp}), so that the first burst into it meets compiled code;
+ * {@code JPERFETTO_WARMUP=0} leaves that out.
+ *
  * <p>--background: a JVM cannot fork, so jtraced starts itself again (same java, same JVM and
  * program arguments minus --background) under setsid when available, with stdin from /dev/null and
  * stdout/stderr appended to the log file (default /tmp/jtraced.log); the first process waits until
@@ -104,7 +108,12 @@ public final class Jtraced {
       System.exit(1);
       return;
     }
+    // Serving already: the warm-up only ever runs beside it, below real clients' priority.
+    JtracedWarmUp warmUp = JtracedWarmUp.wanted(System.getenv()) ? JtracedWarmUp.start(host::giveBackHeapSoon) : null;
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      if (warmUp != null) {
+        warmUp.close();
+      }
       host.close();
       System.err.println("jtraced: stopped");
       System.err.flush();

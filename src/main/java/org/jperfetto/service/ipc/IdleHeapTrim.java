@@ -66,12 +66,21 @@ final class IdleHeapTrim {
     next = runner.postDelayed(this::check, periodMs);
   }
 
+  /** One look now, between the periodic ones (from any thread). */
+  void checkSoon() {
+    runner.post(this::collectIfIdle);
+  }
+
   void check() {
+    collectIfIdle();
+    schedule();
+  }
+
+  private void collectIfIdle() {
     if (sessions.getAsInt() == 0 && heapBytes.getAsLong() > limitBytes) {
       collect.run();
       collections++;
       limitBytes = Math.max(FLOOR_BYTES, 2 * heapBytes.getAsLong());
     }
-    schedule();
   }
 }

@@ -465,6 +465,16 @@ public final class ServiceHost implements AutoCloseable {
     return heapTrim;
   }
 
+  /**
+   * After {@link #giveBackHeapWhenIdle()}: looks once now rather than at the next period, e.g. when
+   * work of this process other than the service's (jtraced's JIT warm-up) has just grown the heap.
+   */
+  public synchronized void giveBackHeapSoon() {
+    if (heapTrim != null && !closed) {
+      heapTrim.checkSoon();
+    }
+  }
+
   /** Producers connected over all producer sockets (InitializeConnection done). */
   public int connectedProducers() {
     return producerPorts.stream().mapToInt(ProducerPortService::connectedProducers).sum();

@@ -76,6 +76,25 @@ class IdleHeapTrimTest {
   }
 
   @Test
+  void aLookAskedForNowCollectsBeforeThePeriodAndKeepsTheSchedule() {
+    trim.start();
+    runner.step(); // schedules the first look
+    heap.set(60 * MB);
+    heapAfterCollection = 6 * MB;
+    sessions.set(1);
+    trim.checkSoon();
+    assertEquals(2, runner.due.size(), "one look now, beside the periodic one");
+    runner.due.removeLast().run();
+    assertEquals(0, trim.collections(), "not while a session lives");
+    sessions.set(0);
+    trim.checkSoon();
+    runner.due.removeLast().run();
+    assertEquals(1, trim.collections());
+    assertEquals(6 * MB, heap.get());
+    assertEquals(1, runner.due.size(), "the look now does not start a second schedule");
+  }
+
+  @Test
   void aHeapThatDoesNotShrinkIsNotCollectedAgainAndAgain() {
     trim.start();
     runner.step();
