@@ -271,7 +271,7 @@ public final class Demo implements Subcommand {
         .setDurationMs((int) durationMs)
         .setFlushPeriodMs(FLUSH_PERIOD_MS)
         .addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb(BUFFER_KB))
-        .setIncrementalStateConfig(TraceConfigs.clearedEvery(ClearPeriod.DEFAULT_MS))
+        .setIncrementalStateConfig(CommandLineConfig.clearedEvery(ClearPeriod.DEFAULT_MS))
         .addDataSources(dataSource(DataSourceConfig.newBuilder().setName(TrackEvent.DATA_SOURCE_NAME)
             .setTrackEventConfig(TrackEventConfig.newBuilder().addEnabledCategories("*"))))
         // The JVM's own events on the same thread tracks: the GCs the workload causes, JIT, contention.

@@ -48,8 +48,8 @@ record DemoOptions(String out, long timeMs, boolean system, boolean producerOnly
     }
     long timeMs;
     try {
-      timeMs = TraceConfigs.timeMs(time);
-    } catch (TraceConfigs.ConfigException e) {
+      timeMs = CommandLineConfig.timeMs(time);
+    } catch (CommandLineConfig.ConfigException e) {
       throw new UsageException(e.getMessage());
     }
     if (timeMs <= 0 || timeMs > MAX_TIME_MS) {

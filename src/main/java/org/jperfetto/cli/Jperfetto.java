@@ -121,7 +121,7 @@ public final class Jperfetto {
         return withService(this::attach);
       }
       return record();
-    } catch (TraceConfigs.ConfigException | CliError e) {
+    } catch (CommandLineConfig.ConfigException | CliError e) {
       err.println(e.getMessage());
       return EXIT_ERROR;
     }
@@ -144,21 +144,21 @@ public final class Jperfetto {
     int run(TracingConsumer consumer) throws Exception;
   }
 
-  private int record() throws TraceConfigs.ConfigException, CliError {
+  private int record() throws CommandLineConfig.ConfigException, CliError {
     TraceConfig config;
     if (options.configFile != null) {
-      config = TraceConfigs.parse(readConfig(), options.configFile, options.txt, options.txtLossy);
+      config = CommandLineConfig.parse(readConfig(), options.configFile, options.txt, options.txtLossy);
       if (ClearPeriod.wrapsUnreadable(config)) {
         err.println(RING_WITHOUT_CLEAR_WARNING);
       }
     } else if (options.hasLightOptions()) {
-      config = TraceConfigs.fromOptions(options);
+      config = CommandLineConfig.fromOptions(options);
     } else if (options.isClone()) {
       config = TraceConfig.getDefaultInstance();
     } else {
       throw new CliError("The TraceConfig is empty");
     }
-    config = TraceConfigs.finish(config, options.attributes);
+    config = CommandLineConfig.finish(config, options.attributes);
     boolean writeIntoFile = config.getWriteIntoFile();
     if (!config.getOutputPath().isEmpty()) {
       if (!writeIntoFile) {
@@ -406,7 +406,7 @@ public final class Jperfetto {
       return;
     }
     // The extras the light options add are best effort: only what the user asked for is named.
-    List<String> quiet = options.configFile == null ? TraceConfigs.QUIET_EXTRAS : List.of();
+    List<String> quiet = options.configFile == null ? CommandLineConfig.QUIET_EXTRAS : List.of();
     DataSourceCheck.warnings(config, state, quiet).forEach(err::println);
   }
 

@@ -235,12 +235,12 @@ public final class Jtraced {
   /** A size like 512mb, 4gb or 1048576 (bytes): the units of jperfetto's -b. */
   private static long parseBytes(String s, String flag) {
     try {
-      long kb = s.chars().allMatch(Character::isDigit) ? Long.parseLong(s) / 1024 : TraceConfigs.sizeKb(s);
+      long kb = s.chars().allMatch(Character::isDigit) ? Long.parseLong(s) / 1024 : CommandLineConfig.sizeKb(s);
       if (kb <= 0) {
         throw new IllegalArgumentException(flag + " must be at least 1kb, got " + s);
       }
       return kb * 1024;
-    } catch (TraceConfigs.ConfigException | NumberFormatException e) {
+    } catch (CommandLineConfig.ConfigException | NumberFormatException e) {
       throw new IllegalArgumentException(flag + " wants a size like 512mb or 4gb, got " + s);
     }
   }
@@ -248,12 +248,12 @@ public final class Jtraced {
   /** A time like 500ms or 2s (jperfetto's -t units), or 0: off. */
   private static int parseClearPeriod(String s) {
     try {
-      long ms = TraceConfigs.timeMs(s);
+      long ms = CommandLineConfig.timeMs(s);
       if (ms > Integer.MAX_VALUE || ms > 0 && ms < TracingService.MIN_PERIODIC_TASK_MS) {
         throw new NumberFormatException();
       }
       return (int) ms;
-    } catch (TraceConfigs.ConfigException | NumberFormatException e) {
+    } catch (CommandLineConfig.ConfigException | NumberFormatException e) {
       throw new IllegalArgumentException("--default-clear-period wants 0 (off) or a time from "
           + TracingService.MIN_PERIODIC_TASK_MS + "ms like 500ms or 2s, got " + s);
     }

@@ -10,6 +10,7 @@ import java.util.Map;
 import org.jperfetto.abi.TracePacketRecord;
 import org.jperfetto.protos.BuiltinClock;
 import org.jperfetto.protos.ClockSnapshot;
+import org.jperfetto.protos.DebugAnnotation;
 import org.jperfetto.protos.StackSample;
 import org.jperfetto.protos.TracePacket;
 import org.jperfetto.protos.TrackDescriptor;
@@ -34,6 +35,13 @@ final class TraceTables {
       total += duration;
       max = Math.max(max, duration);
     }
+  }
+
+  /** The collections of one collector and their pauses. */
+  static final class GcPauses {
+    long collections;
+    long total;
+    long longest;
   }
 
   /** A counter track's samples. */
@@ -65,7 +73,7 @@ final class TraceTables {
   private record Open(String name, String category, long start) {}
 
   final Map<String, Durations> slicesByName = new HashMap<>();
-  final Map<String, Durations> gcPausesByName = new HashMap<>();
+  final Map<String, GcPauses> gcPausesByName = new HashMap<>();
   final Map<Long, TrackDescriptor> tracks = new HashMap<>();
   final Map<Long, CounterValues> countersByTrack = new LinkedHashMap<>();
   final Map<String, Long> samplesByLeaf = new HashMap<>();
@@ -140,6 +148,7 @@ final class TraceTables {
         String category = e.getCategoryIidsCount() > 0 ? seq.category(e.getCategoryIids(0))
             : e.getCategoriesCount() > 0 ? e.getCategories(0) : "";
         open.computeIfAbsent(track, k -> new ArrayDeque<>()).push(new Open(name, category, ts));
+        addCollection(name, e);
       }
       case TYPE_SLICE_END -> {
         ArrayDeque<Open> stack = open.get(track);
@@ -161,10 +170,29 @@ final class TraceTables {
     a.slices++;
     if (outermost) {
       a.topLevel += duration;
-      TrackDescriptor d = tracks.get(track);
-      if ("jvm.gc".equals(begin.category()) && d != null && "GC".equals(d.getName())) {
-        gcPausesByName.computeIfAbsent(begin.name(), k -> new Durations()).add(duration);
+    }
+  }
+
+  /**
+   * A garbage collection as jvm.jfr writes it (JFR's jdk.GarbageCollection: its sumOfPauses and
+   * longestPause as debug annotations): its pauses, by collector. A concurrent collection's slice
+   * spans more than its pauses, so the annotations, not the slice, say how long the app stopped.
+   */
+  private void addCollection(String name, TrackEvent e) {
+    Long sum = null;
+    long longest = 0;
+    for (DebugAnnotation a : e.getDebugAnnotationsList()) {
+      if ("sumOfPauses".equals(a.getName())) {
+        sum = a.getIntValue();
+      } else if ("longestPause".equals(a.getName())) {
+        longest = a.getIntValue();
       }
+    }
+    if (sum != null) {
+      GcPauses g = gcPausesByName.computeIfAbsent(name, k -> new GcPauses());
+      g.collections++;
+      g.total += sum;
+      g.longest = Math.max(g.longest, longest);
     }
   }
 
@@ -249,14 +277,20 @@ final class TraceTables {
   /** How the view names a track's owner: a thread's name and tid, else the track's name. */
   static String label(TrackDescriptor d) {
     if (d.hasThread()) {
-      String name = d.getThread().hasThreadName() ? d.getThread().getThreadName() : d.getName();
+      String name = d.getThread().hasThreadName() ? d.getThread().getThreadName() : name(d);
       return (name.isEmpty() ? "thread" : name) + " (" + d.getThread().getTid() + ")";
     }
     if (d.hasProcess()) {
-      String name = d.getProcess().hasProcessName() ? d.getProcess().getProcessName() : d.getName();
+      String name = d.getProcess().hasProcessName() ? d.getProcess().getProcessName() : name(d);
       return (name.isEmpty() ? "process" : name) + " (pid " + d.getProcess().getPid() + ")";
     }
-    return d.getName().isEmpty() ? "track " + Long.toUnsignedString(d.getUuid()) : d.getName();
+    String name = name(d);
+    return name.isEmpty() ? "track " + Long.toUnsignedString(d.getUuid()) : name;
+  }
+
+  /** A track's name, static (static_name, as the SDK gives fixed names) or not; "" if none. */
+  private static String name(TrackDescriptor d) {
+    return d.hasStaticName() ? d.getStaticName() : d.getName();
   }
 
   /** A counter track's name and unit. */
@@ -266,6 +300,6 @@ final class TraceTables {
       return "counter " + Long.toUnsignedString(uuid);
     }
     String unit = d.getCounter().getUnitName();
-    return d.getName() + (unit.isEmpty() ? "" : " (" + unit + ")");
+    return label(d) + (unit.isEmpty() ? "" : " (" + unit + ")");
   }
 }

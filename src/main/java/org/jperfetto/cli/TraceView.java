@@ -12,8 +12,9 @@ import java.util.Map;
 
 /**
  * {@code jperfetto view [--top N] FILE}: a trace in a terminal, in the spirit of the JDK's {@code jfr
- * summary}: slices by name (count, total, longest, mean), activity by thread, GC pauses, counters,
- * the hottest methods of the Java stack samples, and every loss statistic in words. It reads what
+ * summary}: slices by name (count, total, longest, mean), activity by thread, GC pauses by
+ * collector, counters, the hottest methods of the Java stack samples, and every loss statistic in
+ * words. It reads what
  * trace_processor would read: packets whose sequence lost its interned state are left out (and
  * counted). Two streaming passes over the file; memory grows with distinct names and tracks only.
  */
@@ -131,17 +132,21 @@ public final class TraceView implements Subcommand {
     if (t.gcPausesByName.isEmpty()) {
       return;
     }
-    TraceTables.Durations all = new TraceTables.Durations();
-    t.gcPausesByName.values().forEach(d -> {
-      all.count += d.count;
-      all.total += d.total;
-      all.max = Math.max(all.max, d.max);
+    TraceTables.GcPauses all = new TraceTables.GcPauses();
+    t.gcPausesByName.values().forEach(g -> {
+      all.collections += g.collections;
+      all.total += g.total;
+      all.longest = Math.max(all.longest, g.longest);
     });
     out.println();
-    row(out, "GC pauses: %d, total %s, longest %s%n", all.count, duration(all.total), duration(all.max));
-    sorted(t.gcPausesByName, Comparator.comparingLong(d -> d.total), Integer.MAX_VALUE).forEach(e ->
-        row(out, NAME_COL + "%10d %12s %12s%n", cut(e.getKey()), e.getValue().count,
-            duration(e.getValue().total), duration(e.getValue().max)));
+    row(out, "GC: %d collections, paused %s in all, longest pause %s%n", all.collections, duration(all.total),
+        duration(all.longest));
+    row(out, NAME_COL + "%10s %12s %12s%n", "collector", "count", "paused", "longest");
+    t.gcPausesByName.entrySet().stream()
+        .sorted(Map.Entry.<String, TraceTables.GcPauses>comparingByValue(Comparator.comparingLong(g -> g.total))
+            .reversed().thenComparing(Map.Entry.comparingByKey()))
+        .forEach(e -> row(out, NAME_COL + "%10d %12s %12s%n", cut(e.getKey()), e.getValue().collections,
+            duration(e.getValue().total), duration(e.getValue().longest)));
   }
 
   private static void counters(TraceTables t, int top, PrintStream out) {

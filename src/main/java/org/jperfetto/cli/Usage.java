@@ -31,8 +31,8 @@ final class Usage {
           -h, --help
 
         Without -c, a config is made from:
-          -t, --time N[ms|s|m|h]   Duration (default 10s)
-          -b, --buffer N[kb|mb|gb] Ring buffer size (default 32mb)
+          -t, --time N[ms|s|m|h]   Duration (default @TIME@)
+          -b, --buffer N[kb|mb|gb] Ring buffer size (default @BUFFER@)
           -s, --size N[kb|mb|gb]   Max file size: the service writes the file as it goes
           -a, --app NAME           Android atrace app (passed through to linux.ftrace)
           CATEGORY                 A track_event category to record (e.g. app, gc); none means
@@ -48,7 +48,7 @@ final class Usage {
         The consumer socket is $PERFETTO_CONSUMER_SOCK_NAME, else /run/perfetto/traced-consumer.sock
         if /run/perfetto exists, else /tmp/perfetto-consumer. When nothing answers there, jperfetto
         starts an in-process service and says so.
-        """);
+        """.replace("@TIME@", CommandLineConfig.DEFAULT_TIME).replace("@BUFFER@", CommandLineConfig.DEFAULT_BUFFER));
     var commands = Plugins.all(Subcommand.class);
     if (!commands.isEmpty()) {
       err.println("COMMANDS:");

@@ -95,6 +95,15 @@ class DemoIT {
     assertFalse(writers.isEmpty());
     assertTrue(listed.containsAll(writers), "provenance " + listed + " lists the writers " + writers);
 
+    // The terminal view of the same file names what the UI would show.
+    out.reset();
+    assertEquals(0, new TraceView().run(new String[] {file.toString()}, context()), err());
+    String view = out.toString(StandardCharsets.UTF_8);
+    for (String expected : List.of("make_request", DemoWorkload.WORKER_THREAD_PREFIX + 1, "GC: ",
+        "Stack samples: ", "Losses")) {
+      assertTrue(view.contains(expected), expected + " in: " + view);
+    }
+
     // Everything the demo shows beyond plain slices.
     Set<String> everyPath = Set.of(DemoWorkload.PATHS);
     DemoTrace.Event request = t.named("make_request").get(0);

@@ -105,12 +105,17 @@ class JperfettoIT {
   @Test
   void defaultsAreTenSecondsAnd32Mb() throws Exception {
     CliOptions o = CliOptions.parse(new String[] {"app"});
-    TraceConfig config = TraceConfigs.fromOptions(o);
+    TraceConfig config = CommandLineConfig.fromOptions(o);
     assertEquals(10_000, config.getDurationMs());
     assertEquals(32 * 1024, config.getBuffers(0).getSizeKb());
-    assertEquals(60 * 60 * 1000, TraceConfigs.timeMs("1h"));
-    assertEquals(1, TraceConfigs.sizeKb("1k"));
-    assertEquals(2 * 1024 * 1024, TraceConfigs.sizeKb("2gb"));
+    // One default for the command line, the library and the help text.
+    assertEquals(org.jperfetto.tracing.TraceConfigs.DEFAULT_BUFFER_KB, config.getBuffers(0).getSizeKb());
+    java.io.ByteArrayOutputStream help = new java.io.ByteArrayOutputStream();
+    Usage.print(new java.io.PrintStream(help, true, java.nio.charset.StandardCharsets.UTF_8));
+    assertTrue(help.toString(java.nio.charset.StandardCharsets.UTF_8).contains("Ring buffer size (default 32mb)"));
+    assertEquals(60 * 60 * 1000, CommandLineConfig.timeMs("1h"));
+    assertEquals(1, CommandLineConfig.sizeKb("1k"));
+    assertEquals(2 * 1024 * 1024, CommandLineConfig.sizeKb("2gb"));
   }
 
   @Test

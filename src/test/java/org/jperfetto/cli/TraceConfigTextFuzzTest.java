@@ -13,7 +13,7 @@ import org.jperfetto.protos.TraceConfig;
 /**
  * Coverage-guided fuzzing of the config parser behind {@code jperfetto --txt} / {@code --txt-lossy}
  * and binary configs (docs/fuzzing.md). Any bytes either parse or give a {@link
- * TraceConfigs.ConfigException} that names the file (for text: file:line:column); a text config
+ * CommandLineConfig.ConfigException} that names the file (for text: file:line:column); a text config
  * that parses prints back to text that parses to the same config.
  */
 class TraceConfigTextFuzzTest {
@@ -27,17 +27,18 @@ class TraceConfigTextFuzzTest {
     boolean lossy = data.consumeBoolean();
     byte[] raw = data.consumeRemainingAsBytes();
     try {
-      TraceConfig config = TraceConfigs.parse(raw, "fuzz.pbtxt", true, lossy);
+      TraceConfig config = CommandLineConfig.parse(raw, "fuzz.pbtxt", true, lossy);
       String printed = TextFormat.printer().printToString(config);
-      TraceConfig again = TraceConfigs.parse(printed.getBytes(StandardCharsets.UTF_8), "printed.pbtxt", true, false);
+      TraceConfig again =
+          CommandLineConfig.parse(printed.getBytes(StandardCharsets.UTF_8), "printed.pbtxt", true, false);
       assertEquals(config, again, () -> "printed config parses differently:\n" + printed);
-    } catch (TraceConfigs.ConfigException e) {
+    } catch (CommandLineConfig.ConfigException e) {
       assertTrue(e.getMessage().matches("(?s)fuzz\\.pbtxt:-?\\d+:-?\\d+: error: .*"),
           () -> "text error does not say where: " + e.getMessage());
     }
     try {
-      TraceConfigs.parse(raw, "fuzz.cfg", false, false);
-    } catch (TraceConfigs.ConfigException e) {
+      CommandLineConfig.parse(raw, "fuzz.cfg", false, false);
+    } catch (CommandLineConfig.ConfigException e) {
       assertTrue(e.getMessage().startsWith("The trace config is invalid"), e::getMessage);
     }
   }

@@ -16,6 +16,7 @@ import java.util.Map;
 import org.jperfetto.protos.Callstack;
 import org.jperfetto.protos.ClockSnapshot;
 import org.jperfetto.protos.CounterDescriptor;
+import org.jperfetto.protos.DebugAnnotation;
 import org.jperfetto.protos.EventName;
 import org.jperfetto.protos.Frame;
 import org.jperfetto.protos.InternedData;
@@ -85,7 +86,7 @@ class TraceViewTest {
     t.addPacket(TracePacket.newBuilder().setTrustedPacketSequenceId(1).setTrackDescriptor(TrackDescriptor
         .newBuilder().setUuid(GC_LANE).setParentUuid(THREAD).setName("GC")).build());
     t.addPacket(TracePacket.newBuilder().setTrustedPacketSequenceId(1).setTrackDescriptor(TrackDescriptor
-        .newBuilder().setUuid(HEAP).setName("JVM heap used")
+        .newBuilder().setUuid(HEAP).setStaticName("JVM heap used")
         .setCounter(CounterDescriptor.newBuilder().setUnitName("bytes"))).build());
     t.addPacket(slice(1, 100 * MS, TrackEvent.Type.TYPE_SLICE_BEGIN, 1, THREAD));
     t.addPacket(slice(1, 102 * MS, TrackEvent.Type.TYPE_SLICE_BEGIN, 2, THREAD));
@@ -93,8 +94,15 @@ class TraceViewTest {
     t.addPacket(slice(1, 110 * MS, TrackEvent.Type.TYPE_SLICE_END, 0, THREAD));
     t.addPacket(slice(1, 200 * MS, TrackEvent.Type.TYPE_SLICE_BEGIN, 1, THREAD));
     t.addPacket(slice(1, 220 * MS, TrackEvent.Type.TYPE_SLICE_END, 0, THREAD));
+    // A concurrent collection: 5 ms of slice, 3 ms of it pauses (the longest 2 ms), with a pause
+    // phase nested in it that does not count again.
     t.addPacket(on(1, 300 * MS).setTrackEvent(TrackEvent.newBuilder().setType(TrackEvent.Type.TYPE_SLICE_BEGIN)
-        .setTrackUuid(GC_LANE).addCategories("jvm.gc").setName("G1New")).build());
+        .setTrackUuid(GC_LANE).addCategories("jvm.gc").setName("G1Old")
+        .addDebugAnnotations(DebugAnnotation.newBuilder().setName("sumOfPauses").setIntValue(3 * MS))
+        .addDebugAnnotations(DebugAnnotation.newBuilder().setName("longestPause").setIntValue(2 * MS))).build());
+    t.addPacket(on(1, 301 * MS).setTrackEvent(TrackEvent.newBuilder().setType(TrackEvent.Type.TYPE_SLICE_BEGIN)
+        .setTrackUuid(GC_LANE).addCategories("jvm.gc").setName("GC Pause")).build());
+    t.addPacket(slice(1, 303 * MS, TrackEvent.Type.TYPE_SLICE_END, 0, GC_LANE));
     t.addPacket(slice(1, 305 * MS, TrackEvent.Type.TYPE_SLICE_END, 0, GC_LANE));
     for (long v : new long[] {300, 100, 200}) {
       t.addPacket(on(1, 310 * MS).setTrackEvent(TrackEvent.newBuilder().setType(TrackEvent.Type.TYPE_COUNTER)
@@ -125,18 +133,21 @@ class TraceViewTest {
     assertTrue(view.startsWith("t.pftrace: "), view);
     assertTrue(view.contains("220.00 ms of events"), view);
     assertTrue(view.contains("(2 packets left out: trace_processor cannot read them either"), view);
-    assertTrue(view.contains("Slices: 4, 3 names; 0 instants"), view);
+    assertTrue(view.contains("Slices: 5, 4 names; 0 instants"), view);
     assertTrue(row(view, "request").matches(" +2 +30.00 ms +20.00 ms +15.00 ms"), row(view, "request"));
     assertTrue(row(view, "parse").matches(" +1 +4.00 ms +4.00 ms +4.00 ms"), row(view, "parse"));
     // The outermost time is the thread's own track's (30 ms), not its lanes'; the GC slice counts.
-    assertTrue(row(view, "worker (7)").matches(" +4 +30.00 ms +3"), row(view, "worker (7)"));
-    assertTrue(view.contains("GC pauses: 1, total 5.00 ms, longest 5.00 ms"), view);
+    assertTrue(row(view, "worker (7)").matches(" +5 +30.00 ms +3"), row(view, "worker (7)"));
+    assertTrue(view.contains("GC: 1 collections, paused 3.00 ms in all, longest pause 2.00 ms"), view);
+    String gc = view.substring(view.indexOf("GC: "));
+    assertTrue(row(gc, "G1Old").matches(" +1 +3.00 ms +2.00 ms"), row(gc, "G1Old"));
+    assertTrue(row(gc, "GC Pause") == null, "a pause phase is not a collection: " + gc);
     assertTrue(row(view, "JVM heap used (bytes)").matches(" +3 +100 +300 +200"), row(view, "JVM heap used (bytes)"));
     assertTrue(view.contains("Stack samples: 3;"), view);
     assertTrue(row(view, "Work.hot").matches(" +2 +66.7 %"), row(view, "Work.hot"));
     assertTrue(row(view, "Work.run").matches(" +1 +33.3 %"), row(view, "Work.run"));
     assertTrue(view.contains("The ring buffer wrapped: 4 chunks of the oldest data were overwritten"), view);
-    assertTrue(view.contains("1 of 5 slice begins are in the file but trace_processor cannot read them"), view);
+    assertTrue(view.contains("1 of 6 slice begins are in the file but trace_processor cannot read them"), view);
     assertFalse(view.contains("No data was lost."), view);
   }
 

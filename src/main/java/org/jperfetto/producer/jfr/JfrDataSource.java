@@ -60,7 +60,8 @@ public final class JfrDataSource {
    * @throws IllegalArgumentException if defaultConfig does not parse
    */
   public static DataSource<JfrBridge> create(String defaultConfig) {
-    return create(defaultConfig, JfrSource.thisJvm());
+    // Without jdk.jfr even loading this JVM's source fails; its instances then record nothing.
+    return create(defaultConfig, JFR_IN_RUNTIME ? JfrSource.thisJvm() : null);
   }
 
   /**

@@ -21,7 +21,7 @@ import org.jperfetto.service.ClearPeriod;
  * with one jperfetto twist: a category without a '/' selects track_event categories (upstream
  * reads it as an Android atrace category); "sched/sched_switch"-style ones stay ftrace events.
  */
-final class TraceConfigs {
+final class CommandLineConfig {
   /** A config that cannot be used; the message is for the user. */
   static final class ConfigException extends Exception {
     ConfigException(String message) {
@@ -30,10 +30,11 @@ final class TraceConfigs {
   }
 
   static final String DEFAULT_TIME = "10s";
-  static final String DEFAULT_BUFFER = "32mb";
+  /** The library's default buffer (one fact, {@link org.jperfetto.tracing.TraceConfigs#DEFAULT_BUFFER_KB}). */
+  static final String DEFAULT_BUFFER = org.jperfetto.tracing.TraceConfigs.DEFAULT_BUFFER_KB / 1024 + "mb";
   static final int LIGHT_FLUSH_PERIOD_MS = 30_000;
 
-  private TraceConfigs() {}
+  private CommandLineConfig() {}
 
   /** Parses a config file's bytes; {@code name} labels errors ("config.pbtxt:3:7: ..."). */
   static TraceConfig parse(byte[] raw, String name, boolean text, boolean lossy) throws ConfigException {
