@@ -6,6 +6,7 @@
 # more than the differences being measured, so only runs next to each other compare.
 #
 #   scripts/burst-rounds.sh [-c] [-r ROUNDS] [-n N] [-k SMB_KB]
+#   scripts/burst-rounds.sh -b BASE_BIN [-p java|cpp] [-r ROUNDS] [-n N] [-k SMB_KB]
 #   scripts/burst-rounds.sh --summarize FILE    # the summary of round lines saved from a run
 #
 #   -r   rounds (default 5); -n slices per burst (default 1000000); -k the SMB size hint in KiB
@@ -15,6 +16,10 @@
 #        least what another run of the same service kept in the same round is the noise floor of
 #        the per-run comparison with traced: a service at parity with traced can meet that
 #        comparison only as often as traced meets it against itself.
+#   -b   two jtraced builds instead of jtraced and traced, no upstream service needed: each round a
+#        burst from producer -p (default java; the producer and consumer always from JPERFETTO_BIN)
+#        into a fresh jtraced of BASE_BIN (cell base-P), then into one of JTRACED_BIN (cell jtraced-P);
+#        the summary gives each cell's mean kept, ingest and read-out CPU
 #   Needs what burst-bench.sh needs for both services and producers: UPSTREAM_OUT (traced, perfetto)
 #   and REF_APP (the C++ side of the workload); JPERFETTO_BIN / JTRACED_BIN pick other builds.
 #
@@ -120,12 +125,31 @@ summarize_control() {
     }' "$@"
 }
 
+# The two-build rounds' summary (-b): per cell, the means over the rounds.
+summarize_builds() {
+  awk '
+    $1 == "builds" && $2 ~ /^[0-9]+$/ {
+      n++
+      for (i = 3; i + 4 <= NF; i++) {
+        if ($i !~ /^(base|jtraced)-(cpp|java)$/) continue
+        c = $i; cells[c] = 1; rate[c] += $(i + 1); kept[c] += $(i + 2); ingest[c] += $(i + 3); readout[c] += $(i + 4)
+      }
+    }
+    END {
+      printf "build rounds: %d\n", n
+      for (c in cells) printf "%s: mean %.2f M slices/s, kept %.2f %%, ingest CPU %.3f s, read-out CPU %.3f s\n",
+        c, rate[c] / n, kept[c] / n, ingest[c] / n, readout[c] / n
+    }' "$@"
+}
+
 # Round lines are "round N ..." or "control N ..."; a saved run's own summary lines are neither.
 summarize_all() {
   if grep -Eq '^round [0-9]+ ' "$@"; then
     summarize "$@"
   elif grep -Eq '^control [0-9]+ ' "$@"; then
     summarize_control "$@"
+  elif grep -Eq '^builds [0-9]+ ' "$@"; then
+    summarize_builds "$@"
   else
     echo "no round lines"
     return 1
@@ -138,10 +162,10 @@ if [ "${1:-}" = --summarize ]; then
   exit
 fi
 
-rounds=5 n=1000000 smb_kb=0 control=0
-while getopts "cr:n:k:" o; do
+rounds=5 n=1000000 smb_kb=0 control=0 base= producer=java
+while getopts "cr:n:k:b:p:" o; do
   case $o in
-    c) control=1 ;; r) rounds=$OPTARG ;; n) n=$OPTARG ;; k) smb_kb=$OPTARG ;;
+    c) control=1 ;; r) rounds=$OPTARG ;; n) n=$OPTARG ;; k) smb_kb=$OPTARG ;; b) base=$OPTARG ;; p) producer=$OPTARG ;;
     *) awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"; exit 1 ;;
   esac
 done
@@ -156,6 +180,18 @@ cell() {
 
 lines=$(mktemp)
 trap 'rm -f "$lines"' EXIT
+if [ -n "$base" ]; then
+  this=${JTRACED_BIN:-${JPERFETTO_BIN:-$here/../target/jperfetto/bin}}
+  echo "# $rounds rounds of: jtraced of $base <- $producer, jtraced of $this <- $producer; n=$n smb_kb=$smb_kb"
+  echo "# per cell: M slices/s, % kept, ingest CPU s, read-out CPU s, % readable"
+  for r in $(seq "$rounds"); do
+    line="builds $r base-$producer $(JTRACED_BIN=$base cell jtraced "$producer")"
+    line="$line jtraced-$producer $(JTRACED_BIN=$this cell jtraced "$producer")"
+    echo "$line" | tee -a "$lines"
+  done
+  summarize_all "$lines"
+  exit
+fi
 if [ "$control" = 1 ]; then
   echo "# $rounds control rounds of: traced <- cpp, jtraced <- cpp, traced <- cpp, jtraced <- cpp; n=$n smb_kb=$smb_kb"
   echo "# per cell: M slices/s, % kept, ingest CPU s, read-out CPU s, % readable"

@@ -48,6 +48,10 @@ import org.jperfetto.ipc.DefaultSockets;
  * this often, so the last part of a ring that wrapped stays readable (see {@link ClearPeriod});
  * upstream's traced does not do this. Default {@link ClearPeriod#DEFAULT_MS} ms.
  *
+ * <p>Once serving, jtraced warms its JIT up beside the real service on a thread of the lowest
+ * priority ({@link JtracedWarmUp}), so that the first burst into it meets compiled code;
+ * {@code JPERFETTO_WARMUP=0} leaves that out.
+ *
  * <p>--background: a JVM cannot fork, so jtraced starts itself again (same java, same JVM and
  * program arguments minus --background) under setsid when available, with stdin from /dev/null and
  * stdout/stderr appended to the log file (default /tmp/jtraced.log); the first process waits until
@@ -97,15 +101,19 @@ public final class Jtraced {
       ServiceHost.Options options = ServiceHost.Options.of(args.producerSockets(), args.consumerSocket())
           .withConsumerSocketMode(args.consumerSocketMode()).withMaxBufferBytes(args.maxBufferBytes())
           .withRelayEndpoints(args.relayEndpoints()).withDefaultClearPeriodMs(args.defaultClearPeriodMs());
-      // The warm-up runs between bind and serve: the first producer meets a compiled ingest path.
-      host = "0".equals(System.getenv(WARMUP_ENV)) ? ServiceHost.start(options)
-          : ServiceHost.startAfterWarmUp(options);
+      host = ServiceHost.start(options);
+      host.giveBackHeapWhenIdle();
     } catch (IOException | RuntimeException e) {
       System.err.println("jtraced: " + e.getMessage());
       System.exit(1);
       return;
     }
+    // Serving already: the warm-up only ever runs beside it, below real clients' priority.
+    JtracedWarmUp warmUp = JtracedWarmUp.wanted(System.getenv()) ? JtracedWarmUp.start(host::giveBackHeapSoon) : null;
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      if (warmUp != null) {
+        warmUp.close();
+      }
       host.close();
       System.err.println("jtraced: stopped");
       System.err.flush();
@@ -147,9 +155,6 @@ public final class Jtraced {
       Thread.currentThread().interrupt();
     }
   }
-
-  /** JPERFETTO_WARMUP=0 leaves out the JIT warm-up (to measure without it). */
-  static final String WARMUP_ENV = "JPERFETTO_WARMUP";
 
   static Args parse(String[] argv) {
     return parse(argv, System.getenv(ProducerRelay.RELAY_ENV));

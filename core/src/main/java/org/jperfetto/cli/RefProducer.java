@@ -57,8 +57,6 @@ public final class RefProducer implements Subcommand {
       err.println("jperfetto ref-producer: " + e.getMessage());
       return Jperfetto.EXIT_ERROR;
     }
-    // As an app that traces a burst soon after start should: the trace point path compiled meanwhile.
-    Thread.ofPlatform().name("trackevent-warmup").daemon().start(TrackEvent::warmUpJit);
     // Started once the session's categories are all set, as the C++ app's session observer: "ref"
     // alone can be on a moment before "ref.counter", and the burst's first counters would be lost.
     SessionStart start = new SessionStart(REF);

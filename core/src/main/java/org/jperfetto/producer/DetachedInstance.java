@@ -16,12 +16,11 @@ import org.jperfetto.protos.DataSourceConfig;
  * A data source's instance started with no service at all: on a private in-process 256 KiB SMB
  * whose committed chunks are freed at once, on the committing thread, set up and started the way
  * {@link TracingProducer} does it. Nothing written reaches any trace. What runs is the producer's
- * own trace point path (TraceWriter, chunks, commits): for the JIT warm-up of a layer above it
- * ({@code TrackEvent.warmUpJit()}) and for benchmarks of what a trace point costs without IPC or a
- * service.
+ * own trace point path (TraceWriter, chunks, commits): for benchmarks of what a trace point costs
+ * without IPC or a service.
  *
  * <p>The SMB is a memfd mapped shared, as a service's SMB is mapped in a connected producer, so the
- * warmed-up and benchmarked code meets the same kind of memory segment as a real session: the JIT
+ * benchmarked code meets the same kind of memory segment as a real session: the JIT
  * profiles the segment's class at every access, and code warmed up on another kind is thrown away
  * when the first real chunk arrives.
  *

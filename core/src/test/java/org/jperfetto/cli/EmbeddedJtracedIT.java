@@ -34,6 +34,7 @@ class EmbeddedJtracedIT {
     CliContext ctx = new CliContext(new ByteArrayInputStream(new byte[0]), new PrintStream(out, true),
         new PrintStream(err, true), Map.of("PERFETTO_CONSUMER_SOCK_NAME", consumer.toString()), false);
 
+    int warmUps = JtracedWarmUp.STARTED.get();
     EmbeddedJtraced factory = new EmbeddedJtraced(Map.of("PERFETTO_PRODUCER_SOCK_NAME", producer.toString()));
     Plugins.register(EmbeddedService.Factory.class, factory);
     try {
@@ -42,6 +43,10 @@ class EmbeddedJtracedIT {
       assertEquals(0, code, errText);
       assertTrue(errText.contains("started an in-process jtraced (consumer " + consumer
           + ", producers " + producer + ")"), errText);
+      // Only the jtraced daemon warms its JIT up; jperfetto's own service stays as it is.
+      assertEquals(warmUps, JtracedWarmUp.STARTED.get(), "no JIT warm-up for jperfetto's embedded service");
+      assertTrue(Thread.getAllStackTraces().keySet().stream()
+          .noneMatch(t -> t.getName().equals(JtracedWarmUp.THREAD_NAME)), "no warm-up thread");
     } finally {
       Plugins.unregister(EmbeddedService.Factory.class, factory);
     }

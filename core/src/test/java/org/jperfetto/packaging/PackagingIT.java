@@ -197,6 +197,24 @@ class PackagingIT {
   }
 
   @Test
+  void onlyTheJtracedLauncherRunsADaemonsSmallSerialHeap() throws Exception {
+    Map<String, String> flags = Map.of("JPERFETTO_JAVA_OPTS", "-XX:+PrintCommandLineFlags");
+    Result jtraced = run(flags, image.resolve("bin/jtraced").toString(), "--help");
+    assertEquals(0, jtraced.exit(), jtraced::toString);
+    for (String flag : List.of("-XX:+UseSerialGC", "-XX:MaxHeapFreeRatio=20", "-XX:-ShrinkHeapInSteps",
+        "-XX:TrimNativeHeapInterval=5000")) {
+      assertTrue(jtraced.stdout().contains(flag), () -> flag + " in " + jtraced);
+    }
+    Result jperfetto = run(flags, image.resolve("bin/jperfetto").toString(), "--version");
+    assertEquals(0, jperfetto.exit(), jperfetto::toString);
+    assertFalse(jperfetto.stdout().contains("-XX:+UseSerialGC"), jperfetto::toString);
+    Result g1 = run(Map.of("JPERFETTO_JAVA_OPTS", "-XX:-UseSerialGC -XX:+UseG1GC -XX:+PrintCommandLineFlags"),
+        image.resolve("bin/jtraced").toString(), "--help");
+    assertEquals(0, g1.exit(), g1::toString);
+    assertTrue(g1.stdout().contains("-XX:+UseG1GC"), () -> "JPERFETTO_JAVA_OPTS come last: " + g1);
+  }
+
+  @Test
   void jtracedLauncherServesAndJperfettoRecordsThroughIt() throws Exception {
     Map<String, String> env = Map.of("PERFETTO_PRODUCER_SOCK_NAME", work.resolve("p.sock").toString(),
         "PERFETTO_CONSUMER_SOCK_NAME", work.resolve("c.sock").toString());
@@ -220,6 +238,85 @@ class PackagingIT {
     } finally {
       jtraced.destroy();
       assertTrue(jtraced.waitFor(30, TimeUnit.SECONDS), "jtraced stops on SIGTERM");
+    }
+  }
+
+  @Test
+  void jtracedWarmsUpBesideServingAtTheLowestPriorityUnlessTurnedOff() throws Exception {
+    Path log = work.resolve("warmup.log");
+    Process jtraced = startJtraced("w", Map.of(), log);
+    try {
+      long warmUp = warmUpThread(jtraced.pid());
+      assertTrue(warmUp > 0, "a warm-up thread once jtraced serves");
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+      while (nice(jtraced.pid(), warmUp) != 19 && System.nanoTime() < deadline) {
+        Thread.sleep(1); // its first step sets it
+      }
+      assertEquals(19, nice(jtraced.pid(), warmUp), "at nice 19");
+      while (!Files.readString(log).contains("JIT warm-up done") && System.nanoTime() < deadline) {
+        Thread.sleep(50);
+      }
+      String text = Files.readString(log);
+      assertTrue(text.contains("JIT warm-up done: Result[sessions=8, slices=800000"), text);
+      assertTrue(text.contains("stopped=false"), text);
+      Thread.sleep(200);
+      assertEquals(-1, warmUpThread(jtraced.pid()), "its thread ended");
+    } finally {
+      jtraced.destroy();
+      assertTrue(jtraced.waitFor(30, TimeUnit.SECONDS), "jtraced stops on SIGTERM");
+    }
+    Process off = startJtraced("w0", Map.of("JPERFETTO_WARMUP", "0"), work.resolve("warmup0.log"));
+    try {
+      assertEquals(-1, warmUpThread(off.pid()), "JPERFETTO_WARMUP=0: no warm-up");
+    } finally {
+      off.destroy();
+      assertTrue(off.waitFor(30, TimeUnit.SECONDS), "jtraced stops on SIGTERM");
+    }
+  }
+
+  /** The image's jtraced with debug logging into log, started and serving (its ready line seen). */
+  private static Process startJtraced(String name, Map<String, String> env, Path log) throws Exception {
+    ProcessBuilder pb = new ProcessBuilder(image.resolve("bin/jtraced").toString(), "--log-level", "debug");
+    pb.environment().remove("JPERFETTO_WARMUP");
+    pb.environment().putAll(env);
+    pb.environment().put("PERFETTO_PRODUCER_SOCK_NAME", work.resolve(name + "-p.sock").toString());
+    pb.environment().put("PERFETTO_CONSUMER_SOCK_NAME", work.resolve(name + "-c.sock").toString());
+    Process p = pb.redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (!Files.readString(log).contains("jtraced: listening on ") && System.nanoTime() < deadline) {
+      assertTrue(p.isAlive(), () -> "jtraced exited: " + readQuietly(log));
+      Thread.sleep(10);
+    }
+    return p;
+  }
+
+  /** The tid of pid's thread named jtraced-warmup, or -1. */
+  private static long warmUpThread(long pid) throws IOException {
+    try (var tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
+      for (Path t : tasks.toList()) {
+        try {
+          if (Files.readString(t.resolve("comm")).strip().equals("jtraced-warmup")) {
+            return Long.parseLong(t.getFileName().toString());
+          }
+        } catch (IOException e) {
+          // the thread ended meanwhile
+        }
+      }
+    }
+    return -1;
+  }
+
+  /** Field 19 of the thread's stat (after the parenthesised name). */
+  private static int nice(long pid, long tid) throws IOException {
+    String stat = Files.readString(Path.of("/proc/" + pid + "/task/" + tid + "/stat"));
+    return Integer.parseInt(stat.substring(stat.lastIndexOf(')') + 2).split(" ")[19 - 3]);
+  }
+
+  private static String readQuietly(Path file) {
+    try {
+      return Files.readString(file);
+    } catch (IOException e) {
+      return "(unreadable: " + e + ")";
     }
   }
 

@@ -5,12 +5,10 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.jperfetto.producer.BufferExhaustedPolicy;
 import org.jperfetto.producer.DataSource;
 import org.jperfetto.producer.DataSourceHandler;
 import org.jperfetto.producer.DataSourceInstance;
-import org.jperfetto.producer.DetachedInstance;
 import org.jperfetto.protos.DataSourceDescriptor;
 import org.jperfetto.protos.TrackEventCategory;
 import org.jperfetto.protos.TrackEventDescriptor;
@@ -92,14 +90,9 @@ public final class TrackEvent {
    */
   private ThreadState newest;
   private final Runnable sessionsChanged;
-  /** One of {@link #warmUpJit()}'s own, which does not count in {@link #liveInstances()}. */
-  private final boolean warmUp;
-  /** Started instances of TrackEvents other than the warm-up's, in this process. */
-  private static final AtomicInteger LIVE_INSTANCES = new AtomicInteger();
 
   private TrackEvent(Builder b) {
     this.sessionsChanged = b.sessionsChanged;
-    this.warmUp = b.warmUp;
     this.carrierTids = b.carrierTids;
     this.processName = b.processName != null ? b.processName : ProcessInfo.current().defaultName();
     TrackEventDescriptor.Builder available = TrackEventDescriptor.newBuilder();
@@ -133,7 +126,6 @@ public final class TrackEvent {
     private String processName;
     private BufferExhaustedPolicy policy = BufferExhaustedPolicy.DROP;
     private Runnable sessionsChanged = () -> { };
-    private boolean warmUp;
     private boolean carrierTids;
 
     private Builder() {}
@@ -145,12 +137,6 @@ public final class TrackEvent {
      */
     public Builder carrierTids(boolean on) {
       this.carrierTids = on;
-      return this;
-    }
-
-    /** Marks the TrackEvent as the JIT warm-up's own (package only). */
-    Builder warmUp() {
-      this.warmUp = true;
       return this;
     }
 
@@ -187,31 +173,6 @@ public final class TrackEvent {
     public TrackEvent build() {
       return new TrackEvent(this);
     }
-  }
-
-  /**
-   * Compiles the trace point path before an app's first burst, on the calling thread: private
-   * TrackEvents, started on private in-process SMBs whose chunks are freed as they are committed
-   * ({@link DetachedInstance}: nothing reaches any service or trace), emit events of the usual shapes
-   * (slices with and without a debug argument, counters, instants), including what a real session's
-   * first events and a full SMB do, and go on while the JIT compilers still work on them: on the
-   * project's 2-core VMs about 1.5-2 s of one core, at most 3 s. It gives way once a session starts
-   * on any other TrackEvent of the process: from then on that session's own events warm the path up.
-   * It asks every few loop iterations (a few dozen events), so it stops within a millisecond or so.
-   * Without a warm-up a fresh JVM runs the first hundreds of thousands of events of a burst in the
-   * interpreter and C1 code, while its compiler threads take a core. Apps that trace a burst right
-   * after start call it once, early, off their main thread:
-   * {@code Thread.ofPlatform().daemon().start(TrackEvent::warmUpJit)}; it changes nothing else.
-   *
-   * @return the events emitted
-   */
-  public static long warmUpJit() {
-    return TrackEventWarmUp.run();
-  }
-
-  /** Instances (sessions) started on TrackEvents other than the warm-up's and not stopped yet, process-wide. */
-  static int liveInstances() {
-    return LIVE_INSTANCES.get();
   }
 
   /** The "track_event" data source to register with a TracingProducer. */
@@ -607,9 +568,6 @@ public final class TrackEvent {
      */
     @Override
     public void onActive(DataSourceInstance<Session> instance) {
-      if (!warmUp) {
-        LIVE_INSTANCES.incrementAndGet();
-      }
       Session session = instance.state();
       synchronized (TrackEvent.this) {
         sessions[instance.index()] = session;
@@ -627,9 +585,6 @@ public final class TrackEvent {
         for (Category c : categories) {
           c.setEnabled(instance.index(), false);
         }
-      }
-      if (!warmUp) {
-        LIVE_INSTANCES.decrementAndGet();
       }
       sessionsChanged.run();
       stop.done();

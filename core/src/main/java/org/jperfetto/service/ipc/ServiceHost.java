@@ -12,6 +12,7 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.LongSupplier;
 import org.jperfetto.ipc.DefaultSockets;
 import org.jperfetto.ipc.HostStats;
 import org.jperfetto.ipc.IpcHost;
@@ -143,6 +144,7 @@ public final class ServiceHost implements AutoCloseable {
   private final IpcHost consumerHost;
   private final List<String> createdFiles;
   private boolean closed;
+  private IdleHeapTrim heapTrim;
 
   private ServiceHost(LoopTaskRunner runner, TracingService service, List<IpcHost> producerHosts,
       List<ProducerPortService> producerPorts, IpcHost consumerHost, List<String> createdFiles) {
@@ -162,23 +164,6 @@ public final class ServiceHost implements AutoCloseable {
    */
   public static ServiceHost start(Options options) throws IOException {
     return bind(options).serve();
-  }
-
-  /**
-   * As {@link #start}, with the JIT warm-up ({@link #warmUpJit}) between binding the sockets and
-   * serving them: the socket files appear as fast as with {@link #start}, nobody who connects is
-   * refused, and the first client is answered once the ingest path is compiled and the JIT has gone
-   * quiet (2-6 s later on 2 cores, depending on the machine). For long-lived services (jtraced).
-   */
-  public static ServiceHost startAfterWarmUp(Options options) throws IOException {
-    Bound bound = bind(options);
-    try {
-      warmUpJit(options.clocks());
-    } catch (RuntimeException | Error e) {
-      bound.close();
-      throw e;
-    }
-    return bound.serve();
   }
 
   /**
@@ -462,35 +447,33 @@ public final class ServiceHost implements AutoCloseable {
   }
 
   /**
-   * Compiles the ingest path before a service serves ({@link IngestWarmUp}): a private service on
-   * sockets of its own takes {@link #WARMUP_ROUNDS} SMBs of C++-SDK-shaped commits, for at most
-   * {@link #WARMUP_MAX_MS}; then jtraced waits for its JIT compilers to finish what that queued
-   * and, while a short pass of {@link #WARMUP_EXTRA_ROUNDS} (paced: one request a read, as a real
-   * burst mostly comes) still makes them work, runs another
-   * (at most {@link #WARMUP_EXTRA_PASSES}), all within {@link #WARMUP_TOTAL_MS}. Everything it made
-   * is gone when this returns. About two seconds of one core on 2 cores, once. A failure is logged
-   * (debug) and only costs the warm-up.
+   * From now on, whenever no session is left, gives back the heap that reading sessions out grew
+   * ({@link IdleHeapTrim}: looks every {@value IdleHeapTrim#PERIOD_MS} ms). For long-lived services
+   * (jtraced).
    */
-  static void warmUpJit(ClockSource clocks) {
-    IngestWarmUp.untilCompiled(clocks, WARMUP_ROUNDS, WARMUP_EXTRA_ROUNDS, WARMUP_EXTRA_PASSES, WARMUP_MAX_MS,
-        JIT_SETTLE_MAX_MS, WARMUP_TOTAL_MS);
+  public void giveBackHeapWhenIdle() {
+    Runtime rt = Runtime.getRuntime();
+    giveBackHeapWhenIdle(IdleHeapTrim.PERIOD_MS, rt::totalMemory, System::gc);
   }
 
-  /** SMB rounds of the JIT warm-up: enough for C2 to compile the commit, patch and copy path. */
-  static final int WARMUP_ROUNDS = 240;
-  /** SMB rounds of an extra (paced) pass, after the compilers went quiet. */
-  static final int WARMUP_EXTRA_ROUNDS = 80;
+  /** {@link #giveBackHeapWhenIdle()} with its period, heap size and collection given. */
+  synchronized IdleHeapTrim giveBackHeapWhenIdle(long periodMs, LongSupplier heapBytes, Runnable collect) {
+    if (heapTrim == null && !closed) {
+      heapTrim = new IdleHeapTrim(runner, periodMs, service::sessionCount, heapBytes, collect);
+      heapTrim.start();
+    }
+    return heapTrim;
+  }
+
   /**
-   * Extra passes at most. Two left EventLoop, Epoll and UnixSocket.receive at C1 on a slow 2-core VM,
-   * and C2 compiled them during the first burst; passes stop at the first quiet one.
+   * After {@link #giveBackHeapWhenIdle()}: looks once now rather than at the next period, e.g. when
+   * work of this process other than the service's (jtraced's JIT warm-up) has just grown the heap.
    */
-  static final int WARMUP_EXTRA_PASSES = 4;
-  /** The time limit of each warm-up pass, for slow or busy machines. */
-  static final long WARMUP_MAX_MS = 4_000;
-  /** The longest jtraced waits each time for its JIT compilers to go quiet. */
-  static final long JIT_SETTLE_MAX_MS = 2_000;
-  /** The whole warm-up's time limit: on a slow or busy machine jtraced serves by then, warm or not. */
-  static final long WARMUP_TOTAL_MS = 8_000;
+  public synchronized void giveBackHeapSoon() {
+    if (heapTrim != null && !closed) {
+      heapTrim.checkSoon();
+    }
+  }
 
   /** Producers connected over all producer sockets (InitializeConnection done). */
   public int connectedProducers() {
@@ -504,6 +487,9 @@ public final class ServiceHost implements AutoCloseable {
       return;
     }
     closed = true;
+    if (heapTrim != null) {
+      heapTrim.stop();
+    }
     consumerHost.close();
     producerHosts.forEach(IpcHost::close);
     runner.close();

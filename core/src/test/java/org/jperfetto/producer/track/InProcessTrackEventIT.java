@@ -134,61 +134,6 @@ class InProcessTrackEventIT {
   }
 
   @Test
-  void theJitWarmUpGivesWayToARealSessionAndLeavesNothingInIt() throws Exception {
-    Category app = Category.of("app");
-    TrackEvent te = TrackEvent.builder().categories(app).processName("warm_app").build();
-    Path file = dir.resolve("warm.perfetto-trace");
-    int n = 300;
-    try (InProcessTracing tracing = InProcessTracing.start(
-        TracingProducer.builder("warm-app").dataSource(te.dataSource()))) {
-      try (InProcessSession s = tracing.newSession(config()).writeTo(file).start()) {
-        assertTrue(TrackEvent.liveInstances() >= 1, "the app's session counts as live");
-        long[] warmUpEvents = {-1};
-        Thread warmUp = Thread.ofPlatform().start(() -> warmUpEvents[0] = TrackEvent.warmUpJit());
-        for (int i = 0; i < n; i++) {
-          te.begin(app, "real_step", "i", i);
-          te.end(app);
-        }
-        warmUp.join();
-        assertTrue(warmUpEvents[0] >= 0 && warmUpEvents[0] < TrackEventWarmUp.EVENTS,
-            "with a session live the warm-up gives way: " + warmUpEvents[0]);
-        assertTrue(app.isEnabled(), "the app's own session is untouched by the warm-up's instances");
-      }
-    }
-    DecodedEvents d = decode(Files.readAllBytes(file));
-    assertEquals(List.of(), d.errors);
-    assertEquals(n, d.named("real_step").size());
-    assertTrue(d.events.stream().noneMatch(e -> e.name() != null && e.name().startsWith("warmup_")),
-        "nothing of the warm-up reaches a trace");
-  }
-
-  @Test
-  void theJitWarmUpGivesWayWithinAFewIterationsOfBeingAsked() {
-    int[] asked = {0};
-    int goOnAnswers = 3;
-    long events = TrackEventWarmUp.run(() -> ++asked[0] > goOnAnswers);
-    // An iteration emits at most 6 events; after each "go on" at most ITERATIONS_PER_GIVE_WAY_CHECK
-    // iterations run before the next question. Checking only between 500-iteration steps (as the
-    // warm-up once did) would have emitted thousands here.
-    long mostEvents = (long) goOnAnswers * TrackEventWarmUp.ITERATIONS_PER_GIVE_WAY_CHECK * 6;
-    assertTrue(events > 0 && events <= mostEvents, "events after " + goOnAnswers + " go-ons: " + events);
-    assertTrue(asked[0] > goOnAnswers, "it ran until told to give way: asked " + asked[0] + " times");
-  }
-
-  @Test
-  void withNothingToGiveWayToTheJitWarmUpRunsItsRoundsAndItsOwnInstancesDoNotCountAsLive() {
-    int live = TrackEvent.liveInstances();
-    int[] seen = {Integer.MIN_VALUE};
-    long events = TrackEventWarmUp.run(() -> {
-      seen[0] = Math.max(seen[0], TrackEvent.liveInstances());
-      return false;
-    });
-    assertTrue(events >= TrackEventWarmUp.EVENTS, "warm-up events: " + events);
-    assertEquals(live, seen[0], "the warm-up's own instances never count as live");
-    assertEquals(live, TrackEvent.liveInstances());
-  }
-
-  @Test
   void inMemorySessionHasTheSameEventsAsAFileSession() throws Exception {
     Category app = Category.of("app");
     TrackEvent te = TrackEvent.builder().categories(app).build();
