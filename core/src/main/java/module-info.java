@@ -29,14 +29,13 @@ module org.jperfetto {
   requires static org.objectweb.asm.commons;
 
   exports org.jperfetto.protos;
-  // The consumer client API (enable, flush, read, stop) and the embeddable tracing service.
+  // The consumer client API (enable, flush, read, stop).
   exports org.jperfetto.consumer;
   // The producer library: connection, data sources, TraceWriter; and the TrackEvent API on it.
   exports org.jperfetto.producer;
   exports org.jperfetto.producer.track;
   // The jvm.jfr data source: JDK Flight Recorder events on the trace's thread tracks.
   exports org.jperfetto.producer.jfr;
-  exports org.jperfetto.service;
   // The in-process backend: an embedded jtraced and this process's producer, for a trace file.
   exports org.jperfetto.tracing;
 }

@@ -37,7 +37,7 @@ import org.jperfetto.producer.TraceWriter;
  * ended after the request, or after {@link #REMOTE_FLUSHES} stream flushes (an idle target), or at
  * the timeout.
  */
-public final class JfrBridge {
+final class JfrBridge {
   private static final Logger LOG = System.getLogger(JfrBridge.class.getName());
   /** Events held while the clock waits for its first mark; beyond this they are dropped. */
   static final int MAX_PENDING = 100_000;

@@ -24,7 +24,7 @@ import java.lang.System.Logger.Level;
  *
  * <p>Not thread-safe: used by the one thread that reads the recording stream.
  */
-public final class JfrClock {
+final class JfrClock {
   private static final Logger LOG = System.getLogger(JfrClock.class.getName());
   /** A new mark that differs by more than this (beyond both brackets) is a step. */
   static final long TOLERANCE_NANOS = 1_000;

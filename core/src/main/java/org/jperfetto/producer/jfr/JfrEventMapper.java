@@ -26,7 +26,7 @@ import org.jperfetto.producer.jfr.JvmEvent.Slice;
  * <p>A function of the event and the config, except for one running sum: the sampled allocated
  * bytes, which the "JVM allocated bytes (sampled)" counter shows. One mapper per stream.
  */
-public final class JfrEventMapper {
+final class JfrEventMapper {
   /** Longest string kept from JFR (class names, frames, messages). */
   static final int MAX_STRING = 256;
 

@@ -17,7 +17,7 @@ import jdk.jfr.consumer.RecordingStream;
  * and written by the same {@link JfrBridge}; only where the stream comes from, whose process the
  * tracks describe, and how JFR's time is related to CLOCK_MONOTONIC differ.
  */
-public sealed interface JfrSource permits JfrSource.ThisJvm, RemoteJfr {
+sealed interface JfrSource permits JfrSource.ThisJvm, RemoteJfr {
   /** The process the events happen in: the pid on their process and thread tracks. */
   int pid();
 

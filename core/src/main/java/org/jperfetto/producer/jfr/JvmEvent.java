@@ -8,7 +8,7 @@ import java.util.List;
  * Times are JFR's own, in nanoseconds since the epoch ({@link JfrClock} moves them onto the trace
  * clock when they are written).
  */
-public sealed interface JvmEvent permits JvmEvent.Slice, JvmEvent.Instant, JvmEvent.Counter {
+sealed interface JvmEvent permits JvmEvent.Slice, JvmEvent.Instant, JvmEvent.Counter {
 
   /** JFR start time, nanoseconds since the epoch. */
   long epochNanos();

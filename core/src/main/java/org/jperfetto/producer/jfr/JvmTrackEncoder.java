@@ -32,7 +32,7 @@ import org.jperfetto.protos.TrackEvent;
  * </ul>
  * One encoder per writer (sequence); not thread-safe.
  */
-public final class JvmTrackEncoder {
+final class JvmTrackEncoder {
   /** Opens the next TracePacket (a TraceContext's newTracePacket). */
   @FunctionalInterface
   public interface PacketStarter {
