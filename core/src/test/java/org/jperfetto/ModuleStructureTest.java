@@ -30,7 +30,7 @@ class ModuleStructureTest {
       Map.entry("abi", Set.of()),
       Map.entry("os", Set.of()),
       Map.entry("ipc.wire", Set.of("protos")),
-      Map.entry("ipc", Set.of("ipc.wire", "os", "protos")),
+      Map.entry("ipc", Set.of("ipc.wire", "abi", "os", "protos")),
       Map.entry("service", Set.of("abi", "protos", "service.buffer")),
       Map.entry("service.buffer", Set.of("abi", "protos")),
       Map.entry("service.ipc", Set.of("service", "service.buffer", "ipc", "ipc.wire", "os", "abi", "protos")),

@@ -5,6 +5,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
+import org.jperfetto.abi.Varints;
 import org.jperfetto.ipc.wire.Frames;
 import org.jperfetto.os.ErrnoException;
 import org.jperfetto.os.Fds;
@@ -91,7 +92,7 @@ final class OutboundBuffer implements AutoCloseable {
     if (arena == null) {
       return false;
     }
-    int payload = 1 + varintSize(requestId) + EMPTY_REPLY.length;
+    int payload = 1 + Varints.size(requestId) + EMPTY_REPLY.length;
     long at = beginFrame(payload, requestId);
     if (at < 0) {
       return false;
@@ -133,8 +134,8 @@ final class OutboundBuffer implements AutoCloseable {
     }
     long sid = Integer.toUnsignedLong(serviceId);
     long mid = Integer.toUnsignedLong(methodId);
-    int invoke = 1 + varintSize(sid) + 1 + varintSize(mid) + 1 + varintSize(length) + length + 2;
-    int payload = 1 + varintSize(requestId) + 1 + varintSize(invoke) + invoke;
+    int invoke = 1 + Varints.size(sid) + 1 + Varints.size(mid) + 1 + Varints.size(length) + length + 2;
+    int payload = 1 + Varints.size(requestId) + 1 + Varints.size(invoke) + invoke;
     if (payload > Frames.MAX_PAYLOAD_SIZE) {
       throw new IllegalArgumentException("frame of " + (Frames.HEADER_SIZE + payload) + " bytes exceeds "
           + Frames.MAX_FRAME_SIZE);
@@ -172,10 +173,6 @@ final class OutboundBuffer implements AutoCloseable {
   private static final byte[] EMPTY_REPLY = {6 << 3 | 2, 6, 1 << 3, 1, 2 << 3, 0, 3 << 3 | 2, 0};
   private static final ValueLayout.OfInt LE_INT =
       ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
-
-  private static int varintSize(long v) {
-    return v == 0 ? 1 : (64 - Long.numberOfLeadingZeros(v) + 6) / 7;
-  }
 
   /**
    * Writes as much as the socket takes now.

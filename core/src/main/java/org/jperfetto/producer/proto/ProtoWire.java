@@ -6,6 +6,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 import org.jperfetto.abi.PacketFragments;
+import org.jperfetto.abi.Varints;
 
 /**
  * Protobuf wire-format constants and helpers shared by the streaming writer: tags, zigzag, varint
@@ -70,9 +71,7 @@ public final class ProtoWire {
 
   /** Number of bytes of the varint encoding of value (taken as unsigned 64-bit). */
   public static int varIntSize(long value) {
-    // 1 byte per started group of 7 significant bits (0 still takes one byte): ceil(bits / 7) for
-    // bits = 64 - nlz, as a multiply and a shift, which is exact for every nlz from 0 to 63.
-    return (640 - 9 * Long.numberOfLeadingZeros(value | 1)) >>> 6;
+    return Varints.size(value);
   }
 
   /** Bytes of the tag of field (any wire type: the type takes the low 3 bits). */
