@@ -1,5 +1,19 @@
 package org.jperfetto.producer;
 
+import static org.jperfetto.ipc.wire.CommitDataTags.CHUNKS_TO_MOVE;
+import static org.jperfetto.ipc.wire.CommitDataTags.CHUNKS_TO_PATCH;
+import static org.jperfetto.ipc.wire.CommitDataTags.FLUSH_REQUEST_ID;
+import static org.jperfetto.ipc.wire.CommitDataTags.MOVE_CHUNK;
+import static org.jperfetto.ipc.wire.CommitDataTags.MOVE_PAGE;
+import static org.jperfetto.ipc.wire.CommitDataTags.MOVE_TARGET_BUFFER;
+import static org.jperfetto.ipc.wire.CommitDataTags.PATCH_CHUNK_ID;
+import static org.jperfetto.ipc.wire.CommitDataTags.PATCH_DATA;
+import static org.jperfetto.ipc.wire.CommitDataTags.PATCH_HAS_MORE;
+import static org.jperfetto.ipc.wire.CommitDataTags.PATCH_OFFSET;
+import static org.jperfetto.ipc.wire.CommitDataTags.PATCH_PATCHES;
+import static org.jperfetto.ipc.wire.CommitDataTags.PATCH_TARGET_BUFFER;
+import static org.jperfetto.ipc.wire.CommitDataTags.PATCH_WRITER_ID;
+
 import org.jperfetto.abi.Varints;
 
 /**
@@ -19,11 +33,6 @@ import org.jperfetto.abi.Varints;
  * </pre>
  */
 final class CommitDataEncoder {
-  private static final int MOVES = 1 << 3 | 2;
-  private static final int PATCH_GROUPS = 2 << 3 | 2;
-  private static final int FLUSH_REQUEST_ID = 3 << 3;
-  private static final int PATCHES = 4 << 3 | 2;
-  private static final int HAS_MORE_PATCHES = 5 << 3;
   private static final int PATCH_DATA_SIZE = 4;
 
   private byte[] out = new byte[512];
@@ -61,25 +70,25 @@ final class CommitDataEncoder {
     byte[] b = out;
     int at = 0;
     for (int i = 0; i < batch.moves; i++) {
-      b[at++] = MOVES;
+      b[at++] = CHUNKS_TO_MOVE;
       at = Varints.put(b, at, moveSize(batch, i));
-      at = uint32(b, at, 1 << 3, batch.movePage[i]);
-      at = uint32(b, at, 2 << 3, batch.moveChunk[i]);
-      at = uint32(b, at, 3 << 3, batch.moveTargetBuffer[i]);
+      at = uint32(b, at, MOVE_PAGE, batch.movePage[i]);
+      at = uint32(b, at, MOVE_CHUNK, batch.moveChunk[i]);
+      at = uint32(b, at, MOVE_TARGET_BUFFER, batch.moveTargetBuffer[i]);
     }
     int group = 0;
     for (int i = 0; i < batch.patches; ) {
       int end = groupEnd(batch, i);
-      b[at++] = PATCH_GROUPS;
+      b[at++] = CHUNKS_TO_PATCH;
       at = Varints.put(b, at, groupSizes[group++]);
-      at = uint32(b, at, 1 << 3, batch.patchTargetBuffer[i]);
-      at = uint32(b, at, 2 << 3, batch.patchWriterId[i]);
-      at = uint32(b, at, 3 << 3, batch.patchChunkId[i]);
+      at = uint32(b, at, PATCH_TARGET_BUFFER, batch.patchTargetBuffer[i]);
+      at = uint32(b, at, PATCH_WRITER_ID, batch.patchWriterId[i]);
+      at = uint32(b, at, PATCH_CHUNK_ID, batch.patchChunkId[i]);
       for (int p = i; p < end; p++) {
-        b[at++] = PATCHES;
+        b[at++] = PATCH_PATCHES;
         at = Varints.put(b, at, patchSize(batch, p));
-        at = uint32(b, at, 1 << 3, batch.patchOffset[p]);
-        b[at++] = 2 << 3 | 2;
+        at = uint32(b, at, PATCH_OFFSET, batch.patchOffset[p]);
+        b[at++] = PATCH_DATA;
         b[at++] = PATCH_DATA_SIZE;
         int data = batch.patchData[p];
         b[at++] = (byte) data;
@@ -88,7 +97,7 @@ final class CommitDataEncoder {
         b[at++] = (byte) (data >>> 24);
       }
       if (batch.patchHasMore[end - 1]) {
-        b[at++] = HAS_MORE_PATCHES;
+        b[at++] = PATCH_HAS_MORE;
         b[at++] = 1;
       }
       i = end;

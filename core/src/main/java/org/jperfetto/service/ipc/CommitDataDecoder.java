@@ -1,5 +1,20 @@
 package org.jperfetto.service.ipc;
 
+import static org.jperfetto.ipc.wire.CommitDataTags.CHUNKS_TO_MOVE;
+import static org.jperfetto.ipc.wire.CommitDataTags.CHUNKS_TO_PATCH;
+import static org.jperfetto.ipc.wire.CommitDataTags.FLUSH_REQUEST_ID;
+import static org.jperfetto.ipc.wire.CommitDataTags.MOVE_CHUNK;
+import static org.jperfetto.ipc.wire.CommitDataTags.MOVE_CHUNK_INCOMPLETE;
+import static org.jperfetto.ipc.wire.CommitDataTags.MOVE_PAGE;
+import static org.jperfetto.ipc.wire.CommitDataTags.MOVE_TARGET_BUFFER;
+import static org.jperfetto.ipc.wire.CommitDataTags.PATCH_CHUNK_ID;
+import static org.jperfetto.ipc.wire.CommitDataTags.PATCH_DATA;
+import static org.jperfetto.ipc.wire.CommitDataTags.PATCH_HAS_MORE;
+import static org.jperfetto.ipc.wire.CommitDataTags.PATCH_OFFSET;
+import static org.jperfetto.ipc.wire.CommitDataTags.PATCH_PATCHES;
+import static org.jperfetto.ipc.wire.CommitDataTags.PATCH_TARGET_BUFFER;
+import static org.jperfetto.ipc.wire.CommitDataTags.PATCH_WRITER_ID;
+
 import java.lang.foreign.MemorySegment;
 import org.jperfetto.ipc.wire.ProtoCursor;
 import org.jperfetto.service.ProducerEndpoint;
@@ -179,21 +194,6 @@ final class CommitDataDecoder {
     return !c.failed();
   }
 
-  // CommitDataRequest's tags (commit_data_request.proto): field number << 3 | wire type
-  private static final int CHUNKS_TO_MOVE = 1 << 3 | ProtoCursor.LEN;
-  private static final int CHUNKS_TO_PATCH = 2 << 3 | ProtoCursor.LEN;
-  private static final int FLUSH_REQUEST_ID = 3 << 3 | ProtoCursor.VARINT;
-  private static final int MOVE_PAGE = 1 << 3 | ProtoCursor.VARINT;
-  private static final int MOVE_CHUNK = 2 << 3 | ProtoCursor.VARINT;
-  private static final int MOVE_TARGET_BUFFER = 3 << 3 | ProtoCursor.VARINT;
-  private static final int MOVE_CHUNK_INCOMPLETE = 5 << 3 | ProtoCursor.VARINT;
-  private static final int PATCH_TARGET_BUFFER = 1 << 3 | ProtoCursor.VARINT;
-  private static final int PATCH_WRITER_ID = 2 << 3 | ProtoCursor.VARINT;
-  private static final int PATCH_CHUNK_ID = 3 << 3 | ProtoCursor.VARINT;
-  private static final int PATCH_PATCHES = 4 << 3 | ProtoCursor.LEN;
-  private static final int PATCH_HAS_MORE = 5 << 3 | ProtoCursor.VARINT;
-  private static final int PATCH_OFFSET = 1 << 3 | ProtoCursor.VARINT;
-  private static final int PATCH_DATA = 2 << 3 | ProtoCursor.LEN;
   private final ProtoCursor commitCursor = new ProtoCursor();
   private final ProtoCursor entryCursor = new ProtoCursor();
   private final ProtoCursor patchCursor = new ProtoCursor();
