@@ -10,7 +10,6 @@ import java.util.List;
 import java.util.LinkedHashSet;
 import java.util.Locale;
 import java.util.Set;
-import java.util.concurrent.CountDownLatch;
 import java.util.logging.Level;
 import java.util.logging.LogManager;
 import java.util.logging.Logger;
@@ -110,24 +109,40 @@ public final class Jtraced {
     }
     // Serving already: the warm-up only ever runs beside it, below real clients' priority.
     JtracedWarmUp warmUp = JtracedWarmUp.wanted(System.getenv()) ? JtracedWarmUp.start(host::giveBackHeapSoon) : null;
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+    Runnable stop = () -> {
       if (warmUp != null) {
         warmUp.close();
       }
       host.close();
       System.err.println("jtraced: stopped");
-      System.err.flush();
+    };
+    serveUntilStopped(READY_PREFIX + "producer=" + String.join(",", host.producerSockets())
+        + " consumer=" + host.consumerSocket(), stop);
+  }
+
+  /**
+   * Prints the ready line and serves until SIGTERM or SIGINT, then runs stop and exits 0 the normal
+   * way, so that every shutdown hook of the JVM runs too (a JFR recording's dump on exit, an
+   * agent's). Any other end of the process (another signal, System.exit elsewhere) still runs stop
+   * from a shutdown hook, once.
+   */
+  private static void serveUntilStopped(String readyLine, Runnable stop) {
+    java.util.concurrent.atomic.AtomicBoolean stopped = new java.util.concurrent.atomic.AtomicBoolean();
+    Runnable once = () -> {
+      if (stopped.compareAndSet(false, true)) {
+        stop.run();
+        System.err.flush();
+        System.out.flush();
+      }
+    };
+    Runtime.getRuntime().addShutdownHook(new Thread(once, "jtraced-shutdown"));
+    try (StopSignals signals = StopSignals.install(System.err)) {
+      System.out.println(readyLine);
       System.out.flush();
-      Runtime.getRuntime().halt(0); // a signal-initiated exit would otherwise report 128+signal
-    }, "jtraced-shutdown"));
-    System.out.println(READY_PREFIX + "producer=" + String.join(",", host.producerSockets())
-        + " consumer=" + host.consumerSocket());
-    System.out.flush();
-    try {
-      new CountDownLatch(1).await();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+      signals.requested().join();
     }
+    once.run();
+    System.exit(0);
   }
 
   /** Relay mode: the local producer sockets forwarded to the host, until SIGTERM. */
@@ -140,20 +155,11 @@ public final class Jtraced {
       System.exit(1);
       return;
     }
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      relay.close();
-      System.err.println("jtraced: relay stopped");
-      System.err.flush();
-      Runtime.getRuntime().halt(0);
-    }, "jtraced-shutdown"));
-    System.out.println(READY_PREFIX + "producer=" + String.join(",", relay.producerSockets())
-        + " relaying to " + args.relayTo());
-    System.out.flush();
-    try {
-      new CountDownLatch(1).await();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    serveUntilStopped(READY_PREFIX + "producer=" + String.join(",", relay.producerSockets())
+        + " relaying to " + args.relayTo(), () -> {
+          relay.close();
+          System.err.println("jtraced: relay stopped");
+        });
   }
 
   static Args parse(String[] argv) {

@@ -76,6 +76,44 @@ class JtracedIT {
   }
 
   @Test
+  void sigtermLetsEveryOtherShutdownHookFinish() throws Exception {
+    // Another hook of the JVM (JFR's dump on exit, an agent's) that takes its time must still end
+    // its work: jtraced exits the normal way after a stop signal, it does not halt the JVM.
+    Path p = dir.resolve("prod.sock");
+    Path c = dir.resolve("cons.sock");
+    Path marker = dir.resolve("hook-done");
+    Process daemon = new ProcessBuilder(ChildJvm.command(List.of(), System.getProperty("java.class.path"),
+        SlowHookJtraced.class.getName(), marker.toString(), "--producer-socket", p.toString(), "--consumer-socket",
+        c.toString())).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+    try {
+      assertEquals("jtraced: listening on producer=" + p + " consumer=" + c, readyLine(daemon));
+      daemon.destroy(); // SIGTERM
+      assertTrue(daemon.waitFor(30, TimeUnit.SECONDS));
+      assertEquals(0, daemon.exitValue());
+      assertTrue(Files.exists(marker), "the slow shutdown hook finished");
+      assertFalse(Files.exists(p), "producer socket removed");
+    } finally {
+      daemon.destroyForcibly();
+    }
+  }
+
+  /** jtraced with one more shutdown hook, which needs a second to finish (writes args[0] then). */
+  public static final class SlowHookJtraced {
+    public static void main(String[] args) throws Exception {
+      Path marker = Path.of(args[0]);
+      Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+        try {
+          Thread.sleep(1000);
+          Files.writeString(marker, "done");
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      }));
+      org.jperfetto.cli.Jtraced.main(java.util.Arrays.copyOfRange(args, 1, args.length));
+    }
+  }
+
+  @Test
   void refusesASecondDaemonOnTheSameSockets() throws Exception {
     Path p = dir.resolve("p.sock");
     Path c = dir.resolve("c.sock");
