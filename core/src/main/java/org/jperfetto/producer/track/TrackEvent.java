@@ -92,6 +92,7 @@ public final class TrackEvent {
    */
   private ThreadState newest;
   private final Runnable sessionsChanged;
+  private final Runnable sessionStopping;
   /** One of {@link #warmUpJit()}'s own, which does not count in {@link #liveInstances()}. */
   private final boolean warmUp;
   /** Started instances of TrackEvents other than the warm-up's, in this process. */
@@ -99,6 +100,7 @@ public final class TrackEvent {
 
   private TrackEvent(Builder b) {
     this.sessionsChanged = b.sessionsChanged;
+    this.sessionStopping = b.sessionStopping;
     this.warmUp = b.warmUp;
     this.carrierTids = b.carrierTids;
     this.processName = b.processName != null ? b.processName : ProcessInfo.current().defaultName();
@@ -133,6 +135,7 @@ public final class TrackEvent {
     private String processName;
     private BufferExhaustedPolicy policy = BufferExhaustedPolicy.DROP;
     private Runnable sessionsChanged = () -> { };
+    private Runnable sessionStopping = () -> { };
     private boolean warmUp;
     private boolean carrierTids;
 
@@ -160,6 +163,16 @@ public final class TrackEvent {
      */
     public Builder onSessionsChanged(Runnable listener) {
       this.sessionsChanged = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    /**
+     * Runs listener on the producer's thread when a session stops, while its categories are still
+     * enabled: what it records still reaches that session (and any other running one), e.g. to close
+     * operations still open. {@link #activeSessions()} counts the stopping session.
+     */
+    public Builder onSessionStopping(Runnable listener) {
+      this.sessionStopping = Objects.requireNonNull(listener, "listener");
       return this;
     }
 
@@ -226,6 +239,11 @@ public final class TrackEvent {
   /** Whether virtual threads' slice begins and instants carry carrier_tid ({@link Builder#carrierTids}). */
   boolean carrierTids() {
     return carrierTids;
+  }
+
+  /** Sessions recording through this TrackEvent now (started, not yet stopped). */
+  public int activeSessions() {
+    return dataSource.activeInstances();
   }
 
   /** The categories registered so far (static, then dynamic ones in creation order). */
@@ -622,6 +640,14 @@ public final class TrackEvent {
 
     @Override
     public void onStop(DataSourceInstance<Session> instance, StopHandle stop) {
+      try {
+        sessionStopping.run();
+      } finally {
+        disable(instance, stop);
+      }
+    }
+
+    private void disable(DataSourceInstance<Session> instance, StopHandle stop) {
       synchronized (TrackEvent.this) {
         sessions[instance.index()] = null;
         for (Category c : categories) {

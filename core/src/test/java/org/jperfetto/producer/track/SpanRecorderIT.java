@@ -7,8 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.jperfetto.producer.TracingProducer;
 import org.jperfetto.protos.TrackEvent.Type;
 import org.jperfetto.protos.TrackEventConfig;
+import org.jperfetto.tracing.InProcessSession;
+import org.jperfetto.tracing.InProcessTracing;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -120,6 +123,31 @@ class SpanRecorderIT {
           aEvents.stream().map(DecodedEvents.Event::type).toList());
       assertEquals(List.of(t - 10 * MS, t - 5 * MS, t - 4 * MS, t - MS),
           aEvents.stream().map(DecodedEvents.Event::timestamp).toList());
+    }
+  }
+
+  @Test
+  void whatTheStoppingListenerRecordsReachesTheStoppingSession() throws Exception {
+    Category cat = Category.of("closing");
+    TrackEvent[] te = new TrackEvent[1];
+    int[] sessionsSeen = new int[1];
+    te[0] = TrackEvent.builder().categories(cat).processName("closing_app").onSessionStopping(() -> {
+      sessionsSeen[0] = te[0].activeSessions();
+      new SpanRecorder(te[0], cat, "lanes").record(Op.of("closed at stop", System.nanoTime() - MS, System.nanoTime(),
+          new Thread(() -> { })));
+      te[0].flush();
+    }).build();
+    try (InProcessTracing tracing = InProcessTracing.start(
+        TracingProducer.builder("closing-app").dataSource(te[0].dataSource()))) {
+      InProcessSession s = tracing.newSession(InProcessTrackEventIT.config()).start();
+      assertEquals(1, te[0].activeSessions());
+      s.stop();
+      assertEquals(0, te[0].activeSessions());
+      assertEquals(1, sessionsSeen[0], "the stopping session still counts");
+      DecodedEvents d = InProcessTrackEventIT.decode(s.readTrace());
+      assertEquals(List.of(), d.errors);
+      assertEquals(1, d.named("closed at stop").size());
+      assertEquals("lanes", d.tracks.get(d.named("closed at stop").get(0).trackUuid()).getStaticName());
     }
   }
 
