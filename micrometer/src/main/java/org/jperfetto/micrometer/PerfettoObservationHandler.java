@@ -65,7 +65,7 @@ public final class PerfettoObservationHandler implements ObservationHandler<Obse
   private final AtomicLong dropped = new AtomicLong();
 
   private PerfettoObservationHandler(String processName, TracingProducer.Builder producer) {
-    TrackEvent.Builder b = TrackEvent.builder().categories(category);
+    TrackEvent.Builder b = TrackEvent.builder().categories(category).onSessionStopping(this::closeUnfinished);
     if (processName != null) {
       b.processName(processName);
     }
@@ -171,10 +171,11 @@ public final class PerfettoObservationHandler implements ObservationHandler<Obse
   }
 
   /**
-   * Closes every observation still running, as ended now and marked unfinished (called as a session
-   * stops, before its categories turn off).
+   * Closes every observation still running, as ended now and marked unfinished: called on the
+   * producer's thread as a session stops, while its categories are still on (so the slices reach
+   * it; they go on the async tracks, the producer's thread being none of theirs).
    */
-  void closeUnfinished() {
+  private void closeUnfinished() {
     long now = System.nanoTime();
     for (ObservationRecord record : open) {
       forget(record);

@@ -1,6 +1,7 @@
 package org.jperfetto.micrometer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -224,6 +225,24 @@ class PerfettoObservationHandlerIT {
     assertEquals(threads * each, steps);
     assertEquals(2L * threads * each, trace.events.stream().filter(e -> e.type() == Type.TYPE_SLICE_END).count());
     assertTrue(trace.events.stream().allMatch(e -> e.flows().isEmpty()), "one thread each: no arrows");
+  }
+
+  @Test
+  void anObservationNeverStoppedIsClosedAndMarkedAtTheSessionStop() throws Exception {
+    InProcessSession session = t.session();
+    Observation.start("leaked", t.registry).event(Observation.Event.of("started"));
+    Observation done = Observation.start("done", t.registry);
+    done.stop();
+    RecordedTrace trace = ObservationTracing.stop(session);
+
+    assertEquals(List.of(), trace.errors);
+    RecordedTrace.Event leaked = trace.begin("leaked");
+    assertEquals(true, leaked.args().get(ObservationRecord.UNFINISHED_ARG));
+    assertEquals(PerfettoObservationHandler.ASYNC_TRACK, trace.trackName(leaked.track()),
+        "closed by the producer's thread, so on the async track");
+    assertTrue(trace.endOf(leaked).timestamp() >= trace.endOf(trace.begin("done")).timestamp());
+    assertEquals(leaked.track(), trace.named("started").get(0).track());
+    assertFalse(trace.begin("done").args().containsKey(ObservationRecord.UNFINISHED_ARG));
   }
 
   @Test
