@@ -64,12 +64,8 @@ public final class PerfettoObservationHandler implements ObservationHandler<Obse
   private final AtomicInteger openCount = new AtomicInteger();
   private final AtomicLong dropped = new AtomicLong();
 
-  private PerfettoObservationHandler(String processName, TracingProducer.Builder producer) {
-    TrackEvent.Builder b = TrackEvent.builder().categories(category).onSessionStopping(this::closeUnfinished);
-    if (processName != null) {
-      b.processName(processName);
-    }
-    this.trackEvent = b.build();
+  private PerfettoObservationHandler(TracingProducer.Builder producer) {
+    this.trackEvent = TrackEvent.builder().categories(category).onSessionStopping(this::closeUnfinished).build();
     this.recorder = new SpanRecorder(trackEvent, category, ASYNC_TRACK);
     this.producer = producer == null ? null : producer.dataSource(trackEvent.dataSource()).start();
   }
@@ -79,7 +75,7 @@ public final class PerfettoObservationHandler implements ObservationHandler<Obse
    * example with {@code InProcessTracing.start(TracingProducer.builder(name).dataSource(...))}).
    */
   public static PerfettoObservationHandler create() {
-    return new PerfettoObservationHandler(null, null);
+    return new PerfettoObservationHandler(null);
   }
 
   /**
@@ -89,8 +85,16 @@ public final class PerfettoObservationHandler implements ObservationHandler<Obse
    * disconnects.
    */
   public static PerfettoObservationHandler connect(String producerName) {
-    return new PerfettoObservationHandler(null, TracingProducer.builder(Objects.requireNonNull(producerName,
-        "producerName")));
+    return connect(TracingProducer.builder(Objects.requireNonNull(producerName, "producerName")));
+  }
+
+  /**
+   * A handler connected as the producer that producer describes (its socket, its shared memory
+   * size, other data sources), which gets the handler's {@link #dataSource()} and is started here;
+   * {@link #close()} closes it.
+   */
+  public static PerfettoObservationHandler connect(TracingProducer.Builder producer) {
+    return new PerfettoObservationHandler(Objects.requireNonNull(producer, "producer"));
   }
 
   /** The "track_event" data source carrying the handler's slices, to register with a producer. */
@@ -118,7 +122,7 @@ public final class PerfettoObservationHandler implements ObservationHandler<Obse
 
   @Override
   public void onStart(Observation.Context context) {
-    if (!category.isEnabled()) {
+    if (!category.isEnabled() || context == null) {
       return;
     }
     if (openCount.incrementAndGet() > MAX_OPEN) {
@@ -138,7 +142,7 @@ public final class PerfettoObservationHandler implements ObservationHandler<Obse
 
   @Override
   public void onEvent(Observation.Event event, Observation.Context context) {
-    if (openCount.get() == 0) {
+    if (openCount.get() == 0 || event == null || context == null) {
       return;
     }
     ObservationRecord record = context.get(ObservationRecord.KEY);
@@ -149,7 +153,7 @@ public final class PerfettoObservationHandler implements ObservationHandler<Obse
 
   @Override
   public void onStop(Observation.Context context) {
-    if (openCount.get() == 0) {
+    if (openCount.get() == 0 || context == null) {
       return;
     }
     ObservationRecord record = context.get(ObservationRecord.KEY);
@@ -193,7 +197,8 @@ public final class PerfettoObservationHandler implements ObservationHandler<Obse
 
   private static ObservationRecord parentOf(Observation.Context context) {
     ObservationView parent = context.getParentObservation();
-    return parent == null ? null : parent.getContextView().get(ObservationRecord.KEY);
+    Observation.ContextView view = parent == null ? null : parent.getContextView();
+    return view == null ? null : view.get(ObservationRecord.KEY);
   }
 
   /** Disconnects the producer {@link #connect} made, if any. */

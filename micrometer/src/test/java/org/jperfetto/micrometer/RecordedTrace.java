@@ -40,10 +40,12 @@ final class RecordedTrace {
   private final Map<Integer, Sequence> sequences = new HashMap<>();
 
   static RecordedTrace of(byte[] trace) throws Exception {
+    return of(Trace.parseFrom(trace).getPacketList());
+  }
+
+  static RecordedTrace of(List<TracePacket> packets) {
     RecordedTrace t = new RecordedTrace();
-    for (TracePacket p : Trace.parseFrom(trace).getPacketList()) {
-      t.add(p);
-    }
+    packets.forEach(t::add);
     return t;
   }
 
