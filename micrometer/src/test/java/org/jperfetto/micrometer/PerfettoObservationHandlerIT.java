@@ -152,6 +152,22 @@ class PerfettoObservationHandlerIT {
   }
 
   @Test
+  void absurdEventCountsAreCutAndCounted() throws Exception {
+    InProcessSession session = t.session();
+    Observation o = Observation.start("chatty", t.registry);
+    int extra = 500;
+    for (int i = 0; i < ObservationRecord.MAX_EVENTS + extra; i++) {
+      o.event(Observation.Event.of("tick"));
+    }
+    o.stop();
+    RecordedTrace trace = ObservationTracing.stop(session);
+
+    assertEquals(List.of(), trace.errors);
+    assertEquals(ObservationRecord.MAX_EVENTS, trace.named("tick").size());
+    assertEquals((long) extra, trace.begin("chatty").args().get(ObservationRecord.DROPPED_EVENTS_ARG));
+  }
+
+  @Test
   void aChildOnAnotherThreadIsOnItsTrackWithAFlowFromItsParent() throws Exception {
     InProcessSession session = t.session();
     Observation parent = Observation.start("request", t.registry);
