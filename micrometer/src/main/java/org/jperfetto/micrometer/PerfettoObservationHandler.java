@@ -63,8 +63,15 @@ public final class PerfettoObservationHandler implements ObservationHandler<Obse
   /** The size of {@link #open}, read first by every callback: 0 means there is nothing to look up. */
   private final AtomicInteger openCount = new AtomicInteger();
   private final AtomicLong dropped = new AtomicLong();
+  private final int maxOpen;
 
   private PerfettoObservationHandler(TracingProducer.Builder producer) {
+    this(producer, MAX_OPEN);
+  }
+
+  /** A handler keeping at most maxOpen observations open (tests lower it). */
+  PerfettoObservationHandler(TracingProducer.Builder producer, int maxOpen) {
+    this.maxOpen = maxOpen;
     this.trackEvent = TrackEvent.builder().categories(category).onSessionStopping(this::closeUnfinished).build();
     this.recorder = new SpanRecorder(trackEvent, category, ASYNC_TRACK);
     this.producer = producer == null ? null : producer.dataSource(trackEvent.dataSource()).start();
@@ -125,7 +132,7 @@ public final class PerfettoObservationHandler implements ObservationHandler<Obse
     if (!category.isEnabled() || context == null) {
       return;
     }
-    if (openCount.incrementAndGet() > MAX_OPEN) {
+    if (openCount.incrementAndGet() > maxOpen) {
       openCount.decrementAndGet();
       dropped.incrementAndGet();
       return;

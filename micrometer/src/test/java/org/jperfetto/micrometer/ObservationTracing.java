@@ -14,11 +14,16 @@ import org.jperfetto.tracing.InProcessTracing;
  * a {@link #session()}, observe, stop it and read the trace back ({@link #stop}).
  */
 final class ObservationTracing implements AutoCloseable {
-  final PerfettoObservationHandler handler = PerfettoObservationHandler.create();
+  final PerfettoObservationHandler handler;
   final TestObservationRegistry registry = TestObservationRegistry.create();
   final InProcessTracing tracing;
 
   ObservationTracing() throws Exception {
+    this(PerfettoObservationHandler.create());
+  }
+
+  ObservationTracing(PerfettoObservationHandler handler) throws Exception {
+    this.handler = handler;
     registry.observationConfig().observationHandler(handler);
     tracing = InProcessTracing.start(TracingProducer.builder("micrometer-test").dataSource(handler.dataSource()));
   }

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.micrometer.common.KeyValue;
 import io.micrometer.observation.Observation;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -259,6 +260,49 @@ class PerfettoObservationHandlerIT {
     assertTrue(trace.endOf(leaked).timestamp() >= trace.endOf(trace.begin("done")).timestamp());
     assertEquals(leaked.track(), trace.named("started").get(0).track());
     assertFalse(trace.begin("done").args().containsKey(ObservationRecord.UNFINISHED_ARG));
+  }
+
+  @Test
+  void observationsOnVirtualThreadsAreSlicesOnTheirOwnTracks() throws Exception {
+    InProcessSession session = t.session();
+    Thread v = Thread.ofVirtual().name("mm-virtual").start(() ->
+        Observation.createNotStarted("v.outer", t.registry).observe(() ->
+            Observation.createNotStarted("v.inner", t.registry).observe(() -> { })));
+    v.join();
+    RecordedTrace trace = ObservationTracing.stop(session);
+
+    assertEquals(List.of(), trace.errors);
+    RecordedTrace.Event outer = trace.begin("v.outer");
+    RecordedTrace.Event inner = trace.begin("v.inner");
+    assertEquals("mm-virtual", trace.trackName(outer.track()), "the virtual thread's track");
+    assertEquals(outer.track(), inner.track());
+    assertTrue(outer.timestamp() <= inner.timestamp()
+        && trace.endOf(inner).timestamp() <= trace.endOf(outer).timestamp());
+  }
+
+  @Test
+  void observationsPilingUpUnstoppedAreCappedAndCounted() throws Exception {
+    int cap = 100;
+    try (ObservationTracing small = new ObservationTracing(new PerfettoObservationHandler(null, cap))) {
+      InProcessSession session = small.session();
+      int extra = 10;
+      List<Observation> started = new ArrayList<>();
+      for (int i = 0; i < cap + extra; i++) {
+        started.add(Observation.start("pile", small.registry));
+      }
+      assertEquals(extra, small.handler.dropped(), "the ones beyond the cap are not recorded");
+      assertNull(started.get(started.size() - 1).getContext().get(ObservationRecord.KEY));
+      started.forEach(Observation::stop);
+      Observation next = Observation.start("next", small.registry);
+      assertTrue(next.getContext().get(ObservationRecord.KEY) != null, "recorded again once they stopped");
+      next.stop();
+      RecordedTrace trace = ObservationTracing.stop(session);
+
+      assertEquals(List.of(), trace.errors);
+      assertEquals(cap, trace.events.stream().filter(e -> "pile".equals(e.name())).count());
+      trace.begin("next");
+      assertEquals(extra, small.handler.dropped());
+    }
   }
 
   @Test
