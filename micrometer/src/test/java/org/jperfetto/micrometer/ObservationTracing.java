@@ -28,10 +28,15 @@ final class ObservationTracing implements AutoCloseable {
     tracing = InProcessTracing.start(TracingProducer.builder("micrometer-test").dataSource(handler.dataSource()));
   }
 
-  /** A session recording every default category into a 4 MiB buffer; started. */
+  /** A session recording every default category into a 4 MiB ring buffer; started. */
   InProcessSession session() throws Exception {
+    return session(4096);
+  }
+
+  /** A session recording every default category into a ring buffer of sizeKb; started. */
+  InProcessSession session(int sizeKb) throws Exception {
     TraceConfig config = TraceConfig.newBuilder()
-        .addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb(4096))
+        .addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb(sizeKb))
         .addDataSources(TraceConfig.DataSource.newBuilder().setConfig(DataSourceConfig.newBuilder()
             .setName(TrackEvent.DATA_SOURCE_NAME).setTrackEventConfig(TrackEventConfig.getDefaultInstance())))
         .build();

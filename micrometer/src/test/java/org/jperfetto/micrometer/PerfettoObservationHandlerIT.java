@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.micrometer.common.KeyValue;
 import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -321,6 +322,66 @@ class PerfettoObservationHandlerIT {
     trace.begin("during"); // exactly one
     assertNull(after.getContext().get(ObservationRecord.KEY));
     assertEquals(0, t.handler.dropped());
+  }
+
+  /**
+   * Observations of random junk (any chars, lone surrogates included, names and values up to 5000
+   * long, up to 200 key values and 100 events each, errors with such messages): every one is a
+   * readable slice within the bounds.
+   */
+  @Test
+  void observationsOfRandomJunkMakeAWellFormedTrace() throws Exception {
+    java.util.Random random = new java.util.Random(43);
+    // A plain registry: the test registry's validator takes a stack trace per callback, too slow here.
+    ObservationRegistry registry = ObservationRegistry.create();
+    registry.observationConfig().observationHandler(t.handler);
+    InProcessSession session = t.session(64 * 1024); // room for all of it (a few MB), so the ring never wraps
+    int n = 60;
+    for (int i = 0; i < n; i++) {
+      Observation o = Observation.createNotStarted(junk(random, 1 + random.nextInt(100)), registry);
+      if (random.nextBoolean()) {
+        o.contextualName(junk(random, random.nextInt(5000)));
+      }
+      for (int k = random.nextInt(200); k > 0; k--) {
+        String key = junk(random, 1 + random.nextInt(50));
+        String value = junk(random, random.nextInt(random.nextInt(10) == 0 ? 5000 : 20));
+        if (random.nextBoolean()) {
+          o.lowCardinalityKeyValue(key, value);
+        } else {
+          o.highCardinalityKeyValue(key, value);
+        }
+      }
+      o.start();
+      for (int e = random.nextInt(100); e > 0; e--) {
+        o.event(Observation.Event.of(junk(random, 1 + random.nextInt(300)), junk(random, random.nextInt(2000))));
+      }
+      if (random.nextInt(4) == 0) {
+        o.error(new IllegalArgumentException(junk(random, random.nextInt(3000))));
+      }
+      o.stop();
+    }
+    RecordedTrace trace = ObservationTracing.stop(session);
+
+    assertEquals(List.of(), trace.errors);
+    List<RecordedTrace.Event> begins = trace.events.stream().filter(e -> e.type() == Type.TYPE_SLICE_BEGIN).toList();
+    assertEquals(n, begins.size());
+    assertEquals(n, trace.events.stream().filter(e -> e.type() == Type.TYPE_SLICE_END).count());
+    for (RecordedTrace.Event b : begins) {
+      assertTrue(b.name().length() <= ObservationRecord.MAX_TEXT_CHARS, "name cut");
+      assertTrue(b.args().size() <= ObservationRecord.MAX_KEY_VALUES + 6, "key values capped: " + b.args().size());
+      trace.endOf(b);
+    }
+    assertTrue(trace.events.stream().filter(e -> e.type() == Type.TYPE_INSTANT)
+        .allMatch(e -> e.name().length() <= ObservationRecord.MAX_TEXT_CHARS));
+  }
+
+  /** length chars drawn from the whole UTF-16 range (lone surrogates, NUL and controls too). */
+  private static String junk(java.util.Random random, int length) {
+    char[] chars = new char[length];
+    for (int i = 0; i < length; i++) {
+      chars[i] = (char) (random.nextInt(8) == 0 ? random.nextInt(0x10000) : 0x20 + random.nextInt(0x5f));
+    }
+    return new String(chars);
   }
 
   @Test
