@@ -33,7 +33,7 @@ class PublicSurfaceTest {
       // The producer library: connection, data sources, TraceWriter.
       "producer", Set.of("BufferExhaustedPolicy", "DataSource", "DataSourceHandler", "DataSourceInstance",
           "DetachedInstance", "ProducerSockets", "TraceContext", "TraceWriter", "TracingProducer"),
-      "producer.track", Set.of("Category", "EventContext", "Track", "TrackEvent"),
+      "producer.track", Set.of("Category", "EventContext", "SpanRecorder", "Track", "TrackEvent"),
       // jvm.jfr: its data source and config; RemoteJfr and StackSampleEncoder are public for the CLI's
       // attach and a benchmark in another package.
       "producer.jfr", Set.of("EventGroup", "JfrConfig", "JfrDataSource", "RemoteJfr", "StackSampleEncoder"),

@@ -90,9 +90,11 @@ public final class TrackEvent {
    */
   private ThreadState newest;
   private final Runnable sessionsChanged;
+  private final Runnable sessionStopping;
 
   private TrackEvent(Builder b) {
     this.sessionsChanged = b.sessionsChanged;
+    this.sessionStopping = b.sessionStopping;
     this.carrierTids = b.carrierTids;
     this.processName = b.processName != null ? b.processName : ProcessInfo.current().defaultName();
     TrackEventDescriptor.Builder available = TrackEventDescriptor.newBuilder();
@@ -126,6 +128,7 @@ public final class TrackEvent {
     private String processName;
     private BufferExhaustedPolicy policy = BufferExhaustedPolicy.DROP;
     private Runnable sessionsChanged = () -> { };
+    private Runnable sessionStopping = () -> { };
     private boolean carrierTids;
 
     private Builder() {}
@@ -146,6 +149,16 @@ public final class TrackEvent {
      */
     public Builder onSessionsChanged(Runnable listener) {
       this.sessionsChanged = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    /**
+     * Runs listener on the producer's thread when a session stops, while its categories are still
+     * enabled: what it records still reaches that session (and any other running one), e.g. to close
+     * operations still open. {@link #activeSessions()} counts the stopping session.
+     */
+    public Builder onSessionStopping(Runnable listener) {
+      this.sessionStopping = Objects.requireNonNull(listener, "listener");
       return this;
     }
 
@@ -187,6 +200,11 @@ public final class TrackEvent {
   /** Whether virtual threads' slice begins and instants carry carrier_tid ({@link Builder#carrierTids}). */
   boolean carrierTids() {
     return carrierTids;
+  }
+
+  /** Sessions recording through this TrackEvent now (started, not yet stopped). */
+  public int activeSessions() {
+    return dataSource.activeInstances();
   }
 
   /** The categories registered so far (static, then dynamic ones in creation order). */
@@ -580,6 +598,14 @@ public final class TrackEvent {
 
     @Override
     public void onStop(DataSourceInstance<Session> instance, StopHandle stop) {
+      try {
+        sessionStopping.run();
+      } finally {
+        disable(instance, stop);
+      }
+    }
+
+    private void disable(DataSourceInstance<Session> instance, StopHandle stop) {
       synchronized (TrackEvent.this) {
         sessions[instance.index()] = null;
         for (Category c : categories) {
