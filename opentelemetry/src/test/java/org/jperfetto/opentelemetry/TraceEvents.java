@@ -17,14 +17,14 @@ import org.jperfetto.protos.TrackEvent;
  * The TrackEvents of a trace with their interned names resolved and their timestamps made absolute
  * (on CLOCK_MONOTONIC, System.nanoTime()'s clock), per sequence as trace_processor reads them.
  */
-final class TraceEvents {
+public final class TraceEvents {
   private static final int INCREMENTAL_CLOCK = 64;
 
   /** One event: args map names to Long, Double, Boolean, String or List. */
-  record Event(TrackEvent.Type type, String name, long track, long timestamp, Map<String, Object> args,
+  public record Event(TrackEvent.Type type, String name, long track, long timestamp, Map<String, Object> args,
       List<Long> flows) {}
 
-  final List<Event> events = new ArrayList<>();
+  public final List<Event> events = new ArrayList<>();
   final Map<Long, TrackDescriptor> tracks = new LinkedHashMap<>();
 
   private static final class Sequence {
@@ -34,7 +34,7 @@ final class TraceEvents {
     long clock;
   }
 
-  static TraceEvents of(byte[] trace) throws Exception {
+  public static TraceEvents of(byte[] trace) throws Exception {
     TraceEvents t = new TraceEvents();
     Map<Integer, Sequence> sequences = new HashMap<>();
     for (TracePacket p : Trace.parseFrom(trace).getPacketList()) {
@@ -109,7 +109,7 @@ final class TraceEvents {
   }
 
   /** The timestamp of the end that closes begin (the next end on its track after it, nesting counted). */
-  long endOf(Event begin) {
+  public long endOf(Event begin) {
     List<Event> onTrack = events.stream().filter(e -> e.track() == begin.track()
         && e.type() != TrackEvent.Type.TYPE_INSTANT)
         .sorted(java.util.Comparator.comparingLong(Event::timestamp)).toList();
