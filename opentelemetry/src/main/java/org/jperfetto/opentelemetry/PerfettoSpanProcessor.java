@@ -145,8 +145,7 @@ public final class PerfettoSpanProcessor implements SpanProcessor {
     if (p instanceof ReadableSpan rp) {
       parent = open.get(rp);
     }
-    open.put(span, new OpenSpan(System.nanoTime(), Thread.currentThread(),
-        parent == null ? null : parent.startThread()));
+    open.put(span, new OpenSpan(System.nanoTime(), Thread.currentThread(), parent));
   }
 
   @Override

@@ -21,6 +21,7 @@ final class RecordedSpan implements SpanRecorder.Span {
   private long endNanos;
   private boolean unfinished;
   private List<EventData> events;
+  private long[] childFlows;
   private final SpanArgs args = new SpanArgs();
 
   void set(SpanData data, OpenSpan started, long endNanos, boolean unfinished) {
@@ -29,12 +30,14 @@ final class RecordedSpan implements SpanRecorder.Span {
     this.endNanos = endNanos;
     this.unfinished = unfinished;
     this.events = data.getEvents();
+    this.childFlows = started == null ? null : started.end();
   }
 
   void clear() {
     data = null;
     started = null;
     events = null;
+    childFlows = null;
   }
 
   @Override
@@ -45,7 +48,7 @@ final class RecordedSpan implements SpanRecorder.Span {
   @Override
   public long startNanos() {
     if (started != null) {
-      return started.startNanos();
+      return started.startNanos;
     }
     // Started before the session: as long before the end as the SDK's clock says.
     return endNanos - Math.max(0, data.getEndEpochNanos() - data.getStartEpochNanos());
@@ -58,7 +61,7 @@ final class RecordedSpan implements SpanRecorder.Span {
 
   @Override
   public Thread startThread() {
-    return started != null ? started.startThread() : UNKNOWN_THREAD;
+    return started != null ? started.startThread : UNKNOWN_THREAD;
   }
 
   @Override
@@ -72,11 +75,23 @@ final class RecordedSpan implements SpanRecorder.Span {
     if (unfinished) {
       event.arg("unfinished", true);
     }
+    long own = PerfettoSpanProcessor.flowId(data.getSpanContext());
     SpanContext parent = data.getParentSpanContext();
     if (parent.isValid() && linksToParent(parent)) {
-      event.flow(PerfettoSpanProcessor.flowId(parent));
+      // A parent still open takes this span's id for its own begin, so the arrow goes from it to
+      // each such child (flows have no fan-out: ids continued from one slice make a chain).
+      // A remote parent, or one written already, is linked through the parent's own id.
+      OpenSpan open = started == null ? null : started.parent;
+      if (open == null || parent.isRemote() || !open.tryAddChildFlow(own)) {
+        event.flow(PerfettoSpanProcessor.flowId(parent));
+      }
     }
-    event.flow(PerfettoSpanProcessor.flowId(data.getSpanContext()));
+    event.flow(own);
+    if (childFlows != null) {
+      for (long child : childFlows) {
+        event.flow(child);
+      }
+    }
   }
 
   /**
@@ -87,8 +102,9 @@ final class RecordedSpan implements SpanRecorder.Span {
     if (parent.isRemote() || started == null) {
       return true;
     }
-    Thread start = started.startThread();
-    return started.parentThread() != start || start != Thread.currentThread() || unfinished;
+    Thread start = started.startThread;
+    Thread parentStart = started.parent == null ? null : started.parent.startThread;
+    return parentStart != start || start != Thread.currentThread() || unfinished;
   }
 
   @Override

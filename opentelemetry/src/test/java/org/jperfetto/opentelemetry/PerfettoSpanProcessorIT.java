@@ -43,6 +43,7 @@ class PerfettoSpanProcessorIT {
   InProcessTracing tracing;
   SdkTracerProvider provider;
   Tracer tracer;
+  byte[] lastTrace;
 
   @BeforeEach
   void setUp() throws Exception {
@@ -73,7 +74,8 @@ class PerfettoSpanProcessorIT {
     InProcessSession s = tracing.newSession(config(disabled)).start();
     work.run();
     s.stop();
-    return TraceEvents.of(s.readTrace());
+    lastTrace = s.readTrace();
+    return TraceEvents.of(lastTrace);
   }
 
   @Test
@@ -159,11 +161,47 @@ class PerfettoSpanProcessorIT {
     assertEquals(PerfettoSpanProcessor.LANES, t.trackName(handedOver.track()));
     assertEquals("thread:" + t.tracks.get(task.track()).getThread().getTid(), t.trackName(task.track()));
     long requestFlow = Long.parseUnsignedLong(ids[0], 16);
-    assertEquals(List.of(requestFlow), request.flows(), "the parent's begin starts the flow of its id");
-    assertEquals(List.of(requestFlow, Long.parseUnsignedLong(ids[1], 16)), task.flows(),
-        "the child on another thread continues it");
+    long taskFlow = Long.parseUnsignedLong(ids[1], 16);
+    assertEquals(List.of(requestFlow, taskFlow), request.flows(),
+        "the parent's begin starts the flows of its own id and of its child elsewhere");
+    assertEquals(List.of(taskFlow), task.flows(), "the child on another thread continues the latter");
     assertTrue(request.timestamp() < task.timestamp());
     assertEquals(0, processor.dropped());
+  }
+
+  @Test
+  void aParentLinksToEachChildElsewhereAndALateChildToItsParentsId() throws Exception {
+    List<String> children = new ArrayList<>();
+    String[] ids = new String[2];
+    TraceEvents t = record(() -> {
+      Span parent = tracer.spanBuilder("fan out").startSpan();
+      Context withParent = Context.current().with(parent);
+      for (int i = 0; i < 3; i++) {
+        String name = "child " + i;
+        join(Thread.ofPlatform().start(() -> {
+          Span child = tracer.spanBuilder(name).setParent(withParent).startSpan();
+          children.add(child.getSpanContext().getSpanId());
+          child.end();
+        }));
+      }
+      Span late = tracer.spanBuilder("late child").setParent(withParent).startSpan();
+      parent.end();
+      ids[0] = parent.getSpanContext().getSpanId();
+      ids[1] = late.getSpanContext().getSpanId();
+      join(Thread.ofPlatform().start(late::end));
+    });
+    List<Long> expected = new ArrayList<>(List.of(Long.parseUnsignedLong(ids[0], 16)));
+    children.forEach(id -> expected.add(Long.parseUnsignedLong(id, 16)));
+    assertEquals(expected, t.begin("fan out").flows(), "one flow per child, started by the parent");
+    for (int i = 0; i < 3; i++) {
+      assertEquals(List.of(expected.get(i + 1)), t.begin("child " + i).flows());
+    }
+    assertEquals(List.of(expected.get(0), Long.parseUnsignedLong(ids[1], 16)), t.begin("late child").flows(),
+        "ended after its parent was written: continues the parent's own flow");
+    String keep = System.getProperty("otel.fanout.keep");
+    if (keep != null) {
+      java.nio.file.Files.write(java.nio.file.Path.of(keep), lastTrace);
+    }
   }
 
   @Test
