@@ -50,16 +50,29 @@ class OtelAgentIT {
 
   @Test
   void theAgentsClientAndServerSpansAreSlicesLinkedByAFlow() throws Exception {
+    traceTheApp(List.of(), List.of(PRODUCER));
+  }
+
+  /** Our own -javaagent in the same JVM: two producers, each with its own jperfetto and protobuf-java. */
+  @Test
+  void besideJperfettosOwnAgent() throws Exception {
+    Path ours = org.jperfetto.agent.AgentJar.buildFromClassPath(dir.resolve("jperfetto-agent.jar"));
+    String p = dir.resolve("p.sock").toString();
+    traceTheApp(List.of("-javaagent:" + ours + "=name=jperfetto-agent,socket=" + p + ",jfr=off"),
+        List.of(PRODUCER, "jperfetto-agent"));
+  }
+
+  private void traceTheApp(List<String> moreFlags, List<String> producers) throws Exception {
     Path extension = ExtensionJar.buildFromClassPath(dir.resolve("jperfetto-opentelemetry-extension.jar"));
     Path agent = agentJar();
     String p = dir.resolve("p.sock").toString();
     String c = dir.resolve("c.sock").toString();
     try (ServiceHost host = ServiceHost.start(ServiceHost.Options.of(p, c))) {
-      Process app = startApp(agent, extension, p);
+      Process app = startApp(agent, extension, p, moreFlags);
       try (BufferedReader out = new BufferedReader(new InputStreamReader(app.getInputStream(), StandardCharsets.UTF_8));
           Writer in = new OutputStreamWriter(app.getOutputStream(), StandardCharsets.UTF_8)) {
         assertEquals("READY", readLine(out, app));
-        byte[] trace = record(c, () -> {
+        byte[] trace = record(c, producers, () -> {
           in.write("RUN\n");
           in.flush();
           assertEquals("DONE", readLine(out, app));
@@ -149,7 +162,8 @@ class OtelAgentIT {
     }
   }
 
-  private Process startApp(Path agent, Path extension, String producerSocket) throws Exception {
+  private Process startApp(Path agent, Path extension, String producerSocket, List<String> moreFlags)
+      throws Exception {
     List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "--enable-native-access=ALL-UNNAMED"));
     if (Runtime.version().feature() >= 23) {
@@ -157,6 +171,7 @@ class OtelAgentIT {
     }
     // Only the two instrumentations the app needs, and C1 only: the agent's start-up (it rewrites
     // every class it instruments) is most of this test's time on a small machine.
+    command.addAll(moreFlags);
     command.addAll(List.of("-Xmx256m", "-XX:TieredStopAtLevel=1", "-javaagent:" + agent,
         "-Dotel.instrumentation.common.default-enabled=false", "-Dotel.instrumentation.java-http-client.enabled=true",
         "-Dotel.instrumentation.java-http-server.enabled=true", "-Dotel.javaagent.extensions=" + extension,
@@ -190,10 +205,10 @@ class OtelAgentIT {
     void run() throws Exception;
   }
 
-  /** Waits for the producer, records work in a track_event session with category otel, returns the trace. */
-  static byte[] record(String consumerSocket, Work work) throws Exception {
+  /** Waits for the producers, records work in a track_event session with category otel, returns the trace. */
+  static byte[] record(String consumerSocket, List<String> producers, Work work) throws Exception {
     try (TracingConsumer consumer = TracingConsumer.connect(consumerSocket)) {
-      awaitProducer(consumer);
+      awaitProducers(consumer, producers);
       CompletableFuture<Void> started = new CompletableFuture<>();
       consumer.observeEvents(List.of(ObservableEvents.Type.TYPE_ALL_DATA_SOURCES_STARTED), e -> {
         if (e.getAllDataSourcesStarted()) {
@@ -219,14 +234,14 @@ class OtelAgentIT {
     }
   }
 
-  static void awaitProducer(TracingConsumer consumer) throws Exception {
+  static void awaitProducers(TracingConsumer consumer, List<String> names) throws Exception {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     while (true) {
       TracingServiceState s = consumer.queryServiceState(false).get(10, TimeUnit.SECONDS);
-      if (s.getProducersList().stream().anyMatch(p -> p.getName().equals(PRODUCER))) {
+      if (names.stream().allMatch(n -> s.getProducersList().stream().anyMatch(p -> p.getName().equals(n)))) {
         return;
       }
-      assertTrue(System.nanoTime() < deadline, "the extension's producer " + PRODUCER + " connected: " + s);
+      assertTrue(System.nanoTime() < deadline, "the producers " + names + " connected: " + s);
       Thread.sleep(100);
     }
   }
