@@ -43,7 +43,6 @@ class PerfettoSpanProcessorIT {
   InProcessTracing tracing;
   SdkTracerProvider provider;
   Tracer tracer;
-  byte[] lastTrace;
 
   @BeforeEach
   void setUp() throws Exception {
@@ -74,8 +73,14 @@ class PerfettoSpanProcessorIT {
     InProcessSession s = tracing.newSession(config(disabled)).start();
     work.run();
     s.stop();
-    lastTrace = s.readTrace();
-    return TraceEvents.of(lastTrace);
+    byte[] trace = s.readTrace();
+    // -Dotel.test.keep=DIR keeps each trace, e.g. for trace_processor_shell.
+    String keep = System.getProperty("otel.test.keep");
+    if (keep != null) {
+      java.nio.file.Files.write(java.nio.file.Files.createTempFile(java.nio.file.Path.of(keep), "otel-", ".pftrace"),
+          trace);
+    }
+    return TraceEvents.of(trace);
   }
 
   @Test
@@ -198,10 +203,6 @@ class PerfettoSpanProcessorIT {
     }
     assertEquals(List.of(expected.get(0), Long.parseUnsignedLong(ids[1], 16)), t.begin("late child").flows(),
         "ended after its parent was written: continues the parent's own flow");
-    String keep = System.getProperty("otel.fanout.keep");
-    if (keep != null) {
-      java.nio.file.Files.write(java.nio.file.Path.of(keep), lastTrace);
-    }
   }
 
   @Test
@@ -268,6 +269,54 @@ class PerfettoSpanProcessorIT {
         .count());
     assertEquals(2, t.events.stream().filter(e -> e.track() == huge.track()
         && e.type() != org.jperfetto.protos.TrackEvent.Type.TYPE_INSTANT).count(), "one begin, one end");
+  }
+
+  /** Random junk in every field a span has: the trace still decodes, every slice begun is ended. */
+  @Test
+  void whateverASpanCarriesTheTraceStaysWellFormed() throws Exception {
+    java.util.Random random = new java.util.Random(43);
+    int spans = 300;
+    TraceEvents t = record(() -> {
+      for (int i = 0; i < spans; i++) {
+        var b = tracer.spanBuilder(junk(random)).setSpanKind(SpanKind.values()[random.nextInt(5)]);
+        for (int a = random.nextInt(20); a > 0; a--) {
+          switch (random.nextInt(5)) {
+            case 0 -> b.setAttribute(junk(random), junk(random));
+            case 1 -> b.setAttribute(junk(random), random.nextLong());
+            case 2 -> b.setAttribute(junk(random), random.nextDouble() * Double.MAX_VALUE);
+            case 3 -> b.setAttribute(AttributeKey.stringArrayKey(junk(random)), List.of(junk(random), ""));
+            default -> b.setAttribute(junk(random), random.nextBoolean());
+          }
+        }
+        Span s = b.startSpan();
+        for (int e = random.nextInt(4); e > 0; e--) {
+          s.addEvent(junk(random), Attributes.of(AttributeKey.stringKey(junk(random)), junk(random)));
+        }
+        if (random.nextBoolean()) {
+          s.setStatus(StatusCode.ERROR, junk(random));
+        }
+        if (random.nextInt(4) == 0) {
+          join(Thread.ofPlatform().start(s::end));
+        } else {
+          s.end();
+        }
+      }
+    });
+    var types = t.events.stream().collect(java.util.stream.Collectors.groupingBy(TraceEvents.Event::type,
+        java.util.stream.Collectors.counting()));
+    assertEquals((long) spans, types.get(org.jperfetto.protos.TrackEvent.Type.TYPE_SLICE_BEGIN));
+    assertEquals((long) spans, types.get(org.jperfetto.protos.TrackEvent.Type.TYPE_SLICE_END));
+    assertEquals(0, processor.dropped());
+  }
+
+  /** A string of any length up to 10000 (empty included) of any chars, lone surrogates and NULs included. */
+  private static String junk(java.util.Random random) {
+    int n = random.nextInt(8) == 0 ? random.nextInt(10_000) : random.nextInt(12);
+    StringBuilder sb = new StringBuilder(n);
+    for (int i = 0; i < n; i++) {
+      sb.append((char) random.nextInt(Character.MAX_VALUE + 1));
+    }
+    return sb.toString();
   }
 
   @Test
