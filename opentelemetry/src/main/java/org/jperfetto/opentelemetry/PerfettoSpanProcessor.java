@@ -177,12 +177,14 @@ public final class PerfettoSpanProcessor implements SpanProcessor {
     if (trackEvent.activeSessions() <= 1) {
       long now = System.nanoTime();
       RecordedSpan r = new RecordedSpan();
-      for (Map.Entry<ReadableSpan, OpenSpan> e : open.entrySet()) {
-        r.set(e.getKey().toSpanData(), e.getValue(), now, true);
-        recorder.record(r);
-        r.clear();
+      for (ReadableSpan span : open.keySet()) {
+        OpenSpan started = open.remove(span); // null: it ended meanwhile, and its onEnd wrote it
+        if (started != null) {
+          r.set(span.toSpanData(), started, now, true);
+          recorder.record(r);
+          r.clear();
+        }
       }
-      open.clear();
       trackEvent.flush();
     }
   }
