@@ -23,11 +23,12 @@ import org.jperfetto.producer.track.TrackEvent;
  * <p>What maps to what: a span that started and ended on one thread is a slice on that thread's
  * track; any other one is a slice on the process's {@value #LANES} tracks ({@link SpanRecorder}).
  * The slice's name is the span's; its arguments are span.kind, status (and status.description),
- * trace_id, span_id, parent_span_id and the span's attributes ({@link SpanArgs}); a failed span
+ * trace_id, span_id, parent_span_id and the span's attributes (bounded: see the docs); a failed span
  * (status ERROR) has error = true and an "error" instant at its end; span events are instants on the
- * slice's track. Flows: each slice's begin carries its span id as a flow id, so a slice whose parent
- * ran on another thread, or in another process that propagated its context (traceparent), links to
- * it when both are in the trace.
+ * slice's track. Flows: each slice's begin carries its span id as a flow id, and a parent's begin
+ * also the ids of its children shown apart from it, so a child on another thread, or in another
+ * process that propagated the context (traceparent), is linked from its parent when both are in
+ * the trace.
  *
  * <p>Cost: with no session recording {@value #CATEGORY}, {@link #onStart} and {@link #onEnd} are a
  * volatile load and a branch. Recording, a span costs a small entry while it is open (its start
