@@ -13,6 +13,9 @@ import java.util.HashMap;
 import java.util.Map;
 import org.jperfetto.ipc.IpcHost;
 import org.jperfetto.protos.DataSourceDescriptor;
+import org.jperfetto.protos.ObservableEvents;
+import org.jperfetto.protos.ObserveEventsRequest;
+import org.jperfetto.protos.ObserveEventsResponse;
 import org.jperfetto.protos.QueryServiceStateRequest;
 import org.jperfetto.protos.QueryServiceStateResponse;
 import org.jperfetto.protos.TracingServiceState;
@@ -311,7 +314,7 @@ class ConsumerFlowControlIT extends SocketFixture {
 
   @Test
   void queriesPastTheQueuedAnswersBoundAreRefusedAndTheOthersAnsweredWhole() throws Exception {
-    registerLargeState(this, 3, 500);
+    registerLargeState(this, 1, 600); // 2.4 MiB: the first answer waits for the socket
     try (RawConsumer flooder = RawConsumer.connect(consumerSocket)) {
       var query = QueryServiceStateRequest.getDefaultInstance();
       int n = PacedReplies.MAX_QUEUED_STREAMS + 4;
@@ -334,12 +337,49 @@ class ConsumerFlowControlIT extends SocketFixture {
         var state = answers.computeIfAbsent(f.getRequestId(), id -> TracingServiceState.newBuilder());
         state.mergeFrom(QueryServiceStateResponse.parseFrom(r.getReplyProto()).getServiceState());
         if (!r.getHasMore()) {
-          assertEquals(1500, state.getDataSourcesCount());
+          assertEquals(600, state.getDataSourcesCount());
           whole++;
         }
       }
       assertEquals(PacedReplies.MAX_QUEUED_STREAMS, whole);
       assertEquals(4, refused);
+    }
+    assertEquals(0, host.consumerHostStats().dropped());
+  }
+
+  @Test
+  void eventsObservedWhileTheSocketIsBehindComeMergedAfterWhatWasQueuedBefore() throws Exception {
+    registerLargeState(this, 2, 500); // about 4 MiB: the socket stays behind until it is read
+    producer("events");
+    try (RawConsumer c = RawConsumer.connect(consumerSocket)) {
+      long observe = c.invoke("ObserveEvents", ObserveEventsRequest.newBuilder()
+          .addEventsToObserve(ObservableEvents.Type.TYPE_DATA_SOURCES_INSTANCES)
+          .addEventsToObserve(ObservableEvents.Type.TYPE_ALL_DATA_SOURCES_STARTED).build());
+      long query = c.invoke("QueryServiceState", QueryServiceStateRequest.getDefaultInstance());
+      Thread.sleep(200);
+      enable(c, config(256, DISCARD)); // its data source starts while the answer waits for the socket
+      Thread.sleep(300);
+      boolean answered = false;
+      ObservableEvents.Builder events = ObservableEvents.newBuilder();
+      int eventReplies = 0;
+      while (!events.getAllDataSourcesStarted()) {
+        IPCFrame f = c.next();
+        assertNotNull(f);
+        IPCFrame.InvokeMethodReply r = f.getMsgInvokeMethodReply();
+        if (f.getRequestId() == query) {
+          answered = !r.getHasMore();
+        } else if (f.getRequestId() == observe) {
+          assertTrue(answered, "an event went past the answer queued before it");
+          events.mergeFrom(ObserveEventsResponse.parseFrom(r.getReplyProto()).getEvents());
+          eventReplies++;
+        }
+      }
+      assertEquals(1, eventReplies, "what happened meanwhile comes in one reply");
+      assertEquals(1, events.getInstanceStateChangesCount());
+      ObservableEvents.DataSourceInstanceStateChange change = events.getInstanceStateChanges(0);
+      assertEquals(DS, change.getDataSourceName());
+      assertEquals("events", change.getProducerName());
+      assertEquals(ObservableEvents.DataSourceInstanceState.DATA_SOURCE_INSTANCE_STATE_STARTED, change.getState());
     }
     assertEquals(0, host.consumerHostStats().dropped());
   }
