@@ -5,9 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.jperfetto.service.ipc.SessionIT.config;
 import static org.jperfetto.service.ipc.SessionIT.waitFor;
 
+import com.google.protobuf.MessageLite;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -15,12 +18,16 @@ import org.jperfetto.consumer.FlushFlags;
 import org.jperfetto.consumer.TracingConsumer;
 import org.jperfetto.ipc.BoundService;
 import org.jperfetto.ipc.IpcClient;
+import org.jperfetto.ipc.RawPeer;
 import org.jperfetto.protos.DataSourceConfig;
 import org.jperfetto.protos.DataSourceDescriptor;
+import org.jperfetto.protos.GetAsyncCommandRequest;
+import org.jperfetto.protos.IPCFrame;
 import org.jperfetto.protos.InitializeConnectionRequest;
 import org.jperfetto.protos.RegisterDataSourceRequest;
 import org.jperfetto.protos.RegisterDataSourceResponse;
 import org.jperfetto.protos.TraceConfig;
+import org.jperfetto.protos.TracePacket;
 import org.jperfetto.protos.UnregisterDataSourceRequest;
 import org.jperfetto.service.TracingService;
 import org.junit.jupiter.api.Test;
@@ -109,6 +116,48 @@ class ProducerLimitsIT extends SocketFixture {
     }
     producer("after"); // the service goes on
     assertEquals(1, host.connectedProducers());
+  }
+
+  /** Sends an InvokeMethod on the raw peer and returns nothing: the test decides what it reads. */
+  private static void invoke(RawPeer peer, long requestId, int serviceId, int methodId,
+      MessageLite args) throws Exception {
+    peer.send(IPCFrame.newBuilder().setRequestId(requestId)
+        .setMsgInvokeMethod(IPCFrame.InvokeMethod.newBuilder().setServiceId(serviceId)
+            .setMethodId(methodId).setArgsProto(args.toByteString())).build());
+  }
+
+  @Test
+  void aProducerThatStopsReadingItsCommandsIsDroppedAndTheOthersGoOn() throws Exception {
+    try (RawPeer deaf = new RawPeer(producerSocket)) {
+      deaf.send(IPCFrame.newBuilder().setRequestId(1).setMsgBindService(
+          IPCFrame.BindService.newBuilder().setServiceName("ProducerPort")).build());
+      var bound = deaf.next().getMsgBindServiceReply();
+      Map<String, Integer> ids = new HashMap<>();
+      bound.getMethodsList().forEach(m -> ids.put(m.getName(), m.getId()));
+      int service = bound.getServiceId();
+      invoke(deaf, 2, service, ids.get("InitializeConnection"),
+          InitializeConnectionRequest.newBuilder().setProducerName("deaf").build());
+      for (int i = 0; i < 30; i++) {
+        invoke(deaf, 3 + i, service, ids.get("RegisterDataSource"), RegisterDataSourceRequest.newBuilder()
+            .setDataSourceDescriptor(DataSourceDescriptor.newBuilder().setName(DS)).build());
+      }
+      invoke(deaf, 100, service, ids.get("GetAsyncCommand"),
+          GetAsyncCommandRequest.getDefaultInstance());
+      waitFor(() -> host.connectedProducers() == 1);
+      SocketProducer other = producer("other");
+      TraceConfig.Builder cfg = config(256, TraceConfig.BufferConfig.FillPolicy.RING_BUFFER).toBuilder();
+      cfg.getDataSourcesBuilder(0).setConfig(DataSourceConfig.newBuilder().setName(DS)
+          .setLegacyConfig("c".repeat(100 * 1024))); // 6 MiB of commands for the producer that reads none
+      TracingConsumer c = consumer();
+      var session = c.enableTracing(cfg.build());
+      waitFor(() -> host.connectedProducers() == 1); // the deaf one is gone
+      var stats = host.producerHostStats();
+      assertEquals(1, stats.sendTimeouts() + stats.sendOverflows(), "dropped for not reading: " + stats);
+      assertTrue(other.startedWriter(1).write(SessionIT.packet(1, 0, 10), false));
+      other.commit();
+      assertEquals(1, SessionIT.stopAndRead(c, session).stream()
+          .filter(TracePacket::hasForTesting).count(), "the other producer's session is whole");
+    }
   }
 
   @Test
