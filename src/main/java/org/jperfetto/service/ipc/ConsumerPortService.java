@@ -135,8 +135,7 @@ public final class ConsumerPortService {
         }
       }));
     });
-    h.put("GetTraceStats", call -> onConsumer(call, (c, ep) ->
-        call.reply(GetTraceStatsResponse.newBuilder().setTraceStats(ep.traceStats()).build())));
+    h.put("GetTraceStats", call -> onConsumer(call, (c, ep) -> call.reply(traceStatsReply(ep.traceStats()))));
     h.put("ChangeTraceConfig", call -> {
       ChangeTraceConfigRequest req = ChangeTraceConfigRequest.parseFrom(call.args());
       onConsumer(call, (c, ep) -> replyOrFail(call, ep.changeTraceConfig(req.getTraceConfig()),
@@ -227,6 +226,22 @@ public final class ConsumerPortService {
       }, () -> outputFile.ifPresent(ConsumerPortService::closeQuietly));
     });
     return h;
+  }
+
+  /**
+   * GetTraceStats' answer in one frame: the per-writer chunk histograms grow with the session's
+   * writers (a few thousand fill a frame), so past the budget they are left out of the answer;
+   * the trace's own stats packet still has them.
+   */
+  static GetTraceStatsResponse traceStatsReply(org.jperfetto.protos.TraceStats stats) {
+    GetTraceStatsResponse whole = GetTraceStatsResponse.newBuilder().setTraceStats(stats).build();
+    if (whole.getSerializedSize() <= MAX_READ_REPLY_BYTES) {
+      return whole;
+    }
+    LOG.log(Level.DEBUG, () -> "GetTraceStats: " + stats.getWriterStatsCount()
+        + " writers' histograms left out of the answer, which would not fit a frame");
+    return GetTraceStatsResponse.newBuilder().setTraceStats(
+        stats.toBuilder().clearWriterStats().clearChunkPayloadHistogramDef()).build();
   }
 
   private static void replyOrFail(MethodCall call, String error, com.google.protobuf.MessageLite reply) {
