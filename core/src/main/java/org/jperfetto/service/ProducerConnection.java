@@ -46,6 +46,7 @@ final class ProducerConnection implements ProducerEndpoint {
   private final Map<Integer, Integer> allowedBuffers = new HashMap<>();
   private boolean connected = true;
   private long abiViolations;
+  private boolean refusedDataSource;
 
   ProducerConnection(TracingService service, int id, ClientIdentity identity, String name,
       String sdkVersion, ProducerCallbacks callbacks, long smbSizeHint, long pageSizeHint) {
@@ -111,6 +112,13 @@ final class ProducerConnection implements ProducerEndpoint {
 
   Integer bufferForWriter(int writerId) {
     return writers.get(writerId);
+  }
+
+  /** True the first time it is asked: the service logs only a producer's first refused data source. */
+  boolean firstRefusal() {
+    boolean first = !refusedDataSource;
+    refusedDataSource = true;
+    return first;
   }
 
   // ---------------------------------------------------------------------------------------------

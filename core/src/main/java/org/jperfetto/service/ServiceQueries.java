@@ -20,6 +20,7 @@ final class ServiceQueries {
   private long chunksDiscarded;
   private long patchesDiscarded;
   private long abiViolations;
+  private long dataSourcesRefused;
 
   ServiceQueries(TracingService service) {
     this.service = service;
@@ -39,6 +40,14 @@ final class ServiceQueries {
 
   void countDiscardedPatches(int n) {
     patchesDiscarded += n;
+  }
+
+  void countDataSourceRefused() {
+    dataSourcesRefused++;
+  }
+
+  long dataSourcesRefused() {
+    return dataSourcesRefused;
   }
 
   void countAbiViolation() {

@@ -56,6 +56,23 @@ public final class TracingService {
   public static final int MAX_SESSIONS = 15;
   public static final int MAX_SESSIONS_PER_UID = 5;
   public static final int MAX_BUFFERS_PER_SESSION = 128;
+  /**
+   * Data sources one producer may have registered at once. Upstream's traced has no such limit; a
+   * process has a few (Chrome and traced_probes register tens), so this only stops a producer
+   * that would grow the registry, and every QueryServiceState answer, without end.
+   */
+  public static final int MAX_DATA_SOURCES_PER_PRODUCER = 1024;
+  /**
+   * Flushes of one session waiting for producers' acks (each holds a timer and sent a Flush
+   * command to every producer of the session); past it a flush fails at once, as in upstream's
+   * traced, which refuses past 1000.
+   */
+  public static final int MAX_PENDING_FLUSHES = 1000;
+  /**
+   * Encoded descriptor bytes one producer may have registered at once (a descriptor alone may be
+   * as large as a frame, 128 KiB): with the count above, what a producer's registrations cost.
+   */
+  public static final long MAX_DESCRIPTOR_BYTES_PER_PRODUCER = 8L << 20;
   public static final int DEFAULT_FLUSH_TIMEOUT_MS = 5000;
   public static final int DEFAULT_DATA_SOURCE_STOP_TIMEOUT_MS = 5000;
   public static final long MAX_DURATION_MS = 7L * 24 * 3600 * 1000;
@@ -370,11 +387,23 @@ public final class TracingService {
     // As upstream: a producer may register several data sources of one name (a process with two
     // libraries, each with its own track_event), and every session gets an instance of each; only
     // a non-zero id already taken on this producer is refused (id 0: a producer that sets none).
+    int registered = 0;
+    long bytes = d.getSerializedSize();
     for (RegisteredDataSource r : dataSources) {
-      if (r.producerId() == p.id && d.getId() != 0 && r.descriptor().getId() == d.getId()) {
+      if (r.producerId() != p.id) {
+        continue;
+      }
+      if (d.getId() != 0 && r.descriptor().getId() == d.getId()) {
         return "data source \"" + d.getName() + "\" has the id " + d.getId()
             + " of data source \"" + r.descriptor().getName() + "\" already registered: producer=" + p.id;
       }
+      registered++;
+      bytes += r.descriptor().getSerializedSize();
+    }
+    if (registered >= MAX_DATA_SOURCES_PER_PRODUCER || bytes > MAX_DESCRIPTOR_BYTES_PER_PRODUCER) {
+      return refuseDataSource(p, d, registered >= MAX_DATA_SOURCES_PER_PRODUCER
+          ? "it has " + registered + " data sources registered, the limit is " + MAX_DATA_SOURCES_PER_PRODUCER
+          : "its descriptors would take " + bytes + " bytes, the limit is " + MAX_DESCRIPTOR_BYTES_PER_PRODUCER);
     }
     RegisteredDataSource reg = new RegisteredDataSource(p.id, d);
     dataSources.add(reg);
@@ -393,6 +422,21 @@ public final class TracingService {
       }
     }
     return "";
+  }
+
+  /**
+   * Counts and says why a registration (or a descriptor's update) is refused; the first refusal of
+   * a producer is logged, the next ones only counted, so a producer that keeps trying cannot
+   * flood the log.
+   */
+  private String refuseDataSource(ProducerConnection p, DataSourceDescriptor d, String why) {
+    queries.countDataSourceRefused();
+    String error = "data source \"" + d.getName() + "\" refused for producer " + p.id + " (\"" + p.name
+        + "\"): " + why;
+    if (p.firstRefusal()) {
+      LOG.log(System.Logger.Level.WARNING, error);
+    }
+    return error;
   }
 
   void unregisterDataSource(ProducerConnection p, String name) {
@@ -422,15 +466,30 @@ public final class TracingService {
   }
 
   void updateDataSource(ProducerConnection p, DataSourceDescriptor d) {
+    int index = -1;
+    long bytes = d.getSerializedSize();
     for (int i = 0; i < dataSources.size(); i++) {
       RegisteredDataSource r = dataSources.get(i);
+      if (r.producerId() != p.id) {
+        continue;
+      }
       boolean same = d.getId() != 0 ? r.descriptor().getId() == d.getId()
           : r.descriptor().getName().equals(d.getName());
-      if (r.producerId() == p.id && same) {
-        dataSources.set(i, new RegisteredDataSource(p.id, d));
-        return;
+      if (same && index < 0) {
+        index = i;
+      } else {
+        bytes += r.descriptor().getSerializedSize();
       }
     }
+    if (index < 0) {
+      return;
+    }
+    if (bytes > MAX_DESCRIPTOR_BYTES_PER_PRODUCER) {
+      refuseDataSource(p, d, "its descriptors would take " + bytes + " bytes, the limit is "
+          + MAX_DESCRIPTOR_BYTES_PER_PRODUCER + "; the old descriptor stays");
+      return;
+    }
+    dataSources.set(index, new RegisteredDataSource(p.id, d));
   }
 
   /** Upstream's NameMatchesFilter: an exact name, or a regex matching the whole name. */
@@ -877,6 +936,15 @@ public final class TracingService {
   // Flush
 
   void flush(TracingSession s, long timeoutMs, long flags, Consumer<Boolean> done) {
+    if (s.pendingFlushes.size() >= MAX_PENDING_FLUSHES) {
+      if (!s.flushRefusalLogged) {
+        s.flushRefusalLogged = true;
+        LOG.log(System.Logger.Level.WARNING, "session {0}: flush refused, {1} flushes pending (the limit)",
+            s.id, s.pendingFlushes.size());
+      }
+      done.accept(false);
+      return;
+    }
     long requestId = ++lastFlushRequestId;
     TracingSession.PendingFlush f = new TracingSession.PendingFlush(requestId, done);
     s.flushesRequested++;
@@ -1005,6 +1073,15 @@ public final class TracingService {
   public long producerAbiViolations() {
     checkThread();
     return queries.abiViolations();
+  }
+
+  /**
+   * Registrations and descriptor updates refused for passing {@link #MAX_DATA_SOURCES_PER_PRODUCER}
+   * or {@link #MAX_DESCRIPTOR_BYTES_PER_PRODUCER}.
+   */
+  public long dataSourcesRefused() {
+    checkThread();
+    return queries.dataSourcesRefused();
   }
 
   /** Number of connected producers. */

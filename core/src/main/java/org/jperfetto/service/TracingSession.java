@@ -41,6 +41,8 @@ final class TracingSession {
   final int[] bufferIds;
   final List<DataSourceInstance> instances = new ArrayList<>();
   final Map<Long, PendingFlush> pendingFlushes = new HashMap<>();
+  /** A flush past {@link TracingService#MAX_PENDING_FLUSHES} was refused and said so once. */
+  boolean flushRefusalLogged;
   final long uuidMsb;
   final long uuidLsb;
   State state = State.CONFIGURED;

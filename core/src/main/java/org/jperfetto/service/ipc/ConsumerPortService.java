@@ -28,8 +28,6 @@ import org.jperfetto.protos.ObserveEventsRequest;
 import org.jperfetto.protos.ObserveEventsResponse;
 import org.jperfetto.protos.QueryCapabilitiesResponse;
 import org.jperfetto.protos.QueryServiceStateRequest;
-import org.jperfetto.protos.QueryServiceStateResponse;
-import org.jperfetto.protos.TracingServiceState;
 import org.jperfetto.protos.DisableTracingResponse;
 import org.jperfetto.protos.EnableTracingRequest;
 import org.jperfetto.protos.EnableTracingResponse;
@@ -47,11 +45,12 @@ import org.jperfetto.service.TracingService;
  * ConsumerPort on a socket: each client that binds it becomes one {@link ConsumerEndpoint}.
  * As upstream: EnableTracing is answered only when the session ends (disabled=true and the error,
  * if any); ReadBuffers answers with a stream of ReadBuffersResponse, produced batch by batch as the
- * consumer's socket drains (see {@link #READ_HIGH_WATER_BYTES}); Flush succeeds or fails as
- * the service reports; ObserveEvents is a stream closed by the next ObserveEvents (or an empty
- * mask); QueryServiceState is cut into replies that fit a frame; CloneSession is answered when
- * the service reports the clone. A method without a handler in {@link #handlers} answers a
- * failed reply.
+ * consumer's socket drains; Flush succeeds or fails as the service reports; ObserveEvents is a
+ * stream closed by the next ObserveEvents (or an empty mask); QueryServiceState is cut into
+ * replies that fit a frame; CloneSession is answered when the service reports the clone.
+ * ReadBuffers, QueryServiceState and the observed events, the replies that can be large or many,
+ * go to the socket only as it drains ({@link PacedReplies}). A method without a handler in
+ * {@link #handlers} answers a failed reply.
  */
 public final class ConsumerPortService {
   private static final System.Logger LOG = System.getLogger(ConsumerPortService.class.getName());
@@ -66,17 +65,6 @@ public final class ConsumerPortService {
    * and length prefix. A maximal slice (130560 bytes) plus its tags fits.
    */
   static final int MAX_READ_REPLY_BYTES = 128 * 1024 - 160;
-  /**
-   * A read pauses (the service stops producing its batches) while the connection has this much
-   * unsent, so what a consumer has not taken stays in the trace buffer rather than in a reply
-   * queue: a stuck reader costs at most this plus one batch, well under the host's bound on a
-   * peer's queue ({@link org.jperfetto.ipc.IpcHost#MAX_SEND_BUFFER_BYTES}), past which it would
-   * be dropped.
-   */
-  static final long READ_HIGH_WATER_BYTES = 1024 * 1024;
-  /** A paused read goes on once the connection's unsent bytes are down to this. */
-  static final long READ_LOW_WATER_BYTES = 256 * 1024;
-
   private final TracingService service;
   private final Map<Long, RemoteConsumer> consumers = new ConcurrentHashMap<>();
   /**
@@ -147,8 +135,7 @@ public final class ConsumerPortService {
         }
       }));
     });
-    h.put("GetTraceStats", call -> onConsumer(call, (c, ep) ->
-        call.reply(GetTraceStatsResponse.newBuilder().setTraceStats(ep.traceStats()).build())));
+    h.put("GetTraceStats", call -> onConsumer(call, (c, ep) -> call.reply(traceStatsReply(ep.traceStats()))));
     h.put("ChangeTraceConfig", call -> {
       ChangeTraceConfigRequest req = ChangeTraceConfigRequest.parseFrom(call.args());
       onConsumer(call, (c, ep) -> replyOrFail(call, ep.changeTraceConfig(req.getTraceConfig()),
@@ -197,7 +184,16 @@ public final class ConsumerPortService {
     });
     h.put("QueryServiceState", call -> {
       QueryServiceStateRequest req = QueryServiceStateRequest.parseFrom(call.args());
-      onConsumer(call, (c, ep) -> sendServiceState(call, ep.queryServiceState(req.getSessionsOnly())));
+      onConsumer(call, (c, ep) -> {
+        if (c.paced.full()) {
+          LOG.log(Level.INFO, () -> "QueryServiceState refused: " + PacedReplies.MAX_QUEUED_STREAMS
+              + " answers already wait for client " + call.client().clientId() + "'s socket");
+          call.fail();
+          return;
+        }
+        c.paced.offer(call, new ServiceStateReplies(ep.queryServiceState(req.getSessionsOnly()),
+            MAX_READ_REPLY_BYTES), true);
+      });
     });
     h.put("QueryCapabilities", call -> onConsumer(call, (c, ep) -> call.reply(
         QueryCapabilitiesResponse.newBuilder().setCapabilities(ep.queryCapabilities()).build())));
@@ -232,37 +228,28 @@ public final class ConsumerPortService {
     return h;
   }
 
+  /**
+   * GetTraceStats' answer in one frame: the per-writer chunk histograms grow with the session's
+   * writers (a few thousand fill a frame), so past the budget they are left out of the answer;
+   * the trace's own stats packet still has them.
+   */
+  static GetTraceStatsResponse traceStatsReply(org.jperfetto.protos.TraceStats stats) {
+    GetTraceStatsResponse whole = GetTraceStatsResponse.newBuilder().setTraceStats(stats).build();
+    if (whole.getSerializedSize() <= MAX_READ_REPLY_BYTES) {
+      return whole;
+    }
+    LOG.log(Level.DEBUG, () -> "GetTraceStats: " + stats.getWriterStatsCount()
+        + " writers' histograms left out of the answer, which would not fit a frame");
+    return GetTraceStatsResponse.newBuilder().setTraceStats(
+        stats.toBuilder().clearWriterStats().clearChunkPayloadHistogramDef()).build();
+  }
+
   private static void replyOrFail(MethodCall call, String error, com.google.protobuf.MessageLite reply) {
     if (error.isEmpty()) {
       call.reply(reply);
     } else {
       LOG.log(Level.INFO, () -> call.methodName() + " refused: " + error);
       call.fail();
-    }
-  }
-
-  /**
-   * The service state in replies that each fit a frame: the state without its data sources
-   * first, the data sources added while they fit, then more replies for the rest.
-   */
-  static void sendServiceState(MethodCall call, TracingServiceState state) {
-    TracingServiceState.Builder head = state.toBuilder().clearDataSources();
-    com.google.protobuf.ByteString.Output chunk = com.google.protobuf.ByteString.newOutput();
-    try {
-      head.build().writeTo(chunk);
-      for (TracingServiceState.DataSource ds : state.getDataSourcesList()) {
-        byte[] one = TracingServiceState.newBuilder().addDataSources(ds).build().toByteArray();
-        if (chunk.size() + one.length >= MAX_READ_REPLY_BYTES && chunk.size() > 0) {
-          call.replyMore(QueryServiceStateResponse.newBuilder()
-              .setServiceState(TracingServiceState.parseFrom(chunk.toByteString())).build());
-          chunk.reset();
-        }
-        chunk.write(one);
-      }
-      call.reply(QueryServiceStateResponse.newBuilder()
-          .setServiceState(TracingServiceState.parseFrom(chunk.toByteString())).build());
-    } catch (IOException e) {
-      throw new java.io.UncheckedIOException(e); // in-memory streams do not fail
     }
   }
 
@@ -341,16 +328,15 @@ public final class ConsumerPortService {
     FdTraceFileSink cloneFile;
     FdTraceFileSink fileSink;
     /**
-     * Encoded ReadBuffersResponses not sent yet: at most what is left of one batch (the service
-     * hands out the next only when {@link #readyForTraceData} says so).
+     * This connection's large and repeated replies, handed to the socket as it drains; the service
+     * hands out the read's next batch only when {@link #readyForTraceData} says so, that is when
+     * nothing waits here.
      */
-    private final java.util.ArrayDeque<ByteString> readQueue = new java.util.ArrayDeque<>();
-    /** The read's last batch is in {@link #readQueue} (its last reply ends the call). */
-    private boolean lastQueued;
-    /** The service paused the read on our word; {@link #onDrained} resumes it. */
+    final PacedReplies paced = new PacedReplies(service.taskRunner(), this::onIdle);
+    /** Observed events not yet handed to the socket, merged while it is behind. */
+    private final ObservedEventsBacklog events = new ObservedEventsBacklog();
+    /** The service paused the read on our word; {@link #onIdle} resumes it. */
     private boolean readPaused;
-    /** A drain waiter is registered with the connection. */
-    private boolean drainAwaited;
 
     RemoteConsumer(int uid) {
       this.uid = uid;
@@ -363,18 +349,46 @@ public final class ConsumerPortService {
       enableCall = call;
     }
 
+    /** Ends the observe stream, with the events it still holds (a bounded backlog) before its end. */
     void closeObserveStream() {
       if (observeCall != null && !observeCall.isDone()) {
+        paced.cancel(observeCall);
+        while (!events.isEmpty()) {
+          observeCall.replyMore(events.takeReply(MAX_READ_REPLY_BYTES));
+        }
         observeCall.reply(ObserveEventsResponse.getDefaultInstance());
       }
       observeCall = null;
     }
 
     @Override
-    public void onObservableEvents(ObservableEvents events) {
-      if (observeCall != null && !observeCall.isDone()) {
-        observeCall.replyMore(ObserveEventsResponse.newBuilder().setEvents(events).build());
+    public void onObservableEvents(ObservableEvents observed) {
+      if (observeCall == null || observeCall.isDone() || gone) {
+        return;
       }
+      events.add(observed);
+      if (paced.idle(observeCall)) {
+        sendEvents();
+      } // else onIdle sends them, merged with what comes meanwhile
+    }
+
+    /** Hands the backlog to the socket, taken reply by reply as it drains (so later events join it). */
+    private void sendEvents() {
+      MethodCall call = observeCall;
+      if (call == null || call.isDone() || events.isEmpty()) {
+        return;
+      }
+      paced.offer(call, new java.util.Iterator<>() {
+        @Override
+        public boolean hasNext() {
+          return !events.isEmpty();
+        }
+
+        @Override
+        public ByteString next() {
+          return events.takeReply(MAX_READ_REPLY_BYTES);
+        }
+      }, false);
     }
 
     @Override
@@ -399,7 +413,7 @@ public final class ConsumerPortService {
 
     void disconnect() {
       gone = true;
-      readQueue.clear();
+      paced.close();
       if (endpoint != null) {
         endpoint.disconnect();
       }
@@ -435,9 +449,9 @@ public final class ConsumerPortService {
       if (readCall == null || readCall.isDone() || gone) {
         return;
       }
-      ReadReplyEncoder.encode(slices, MAX_READ_REPLY_BYTES, readQueue::add);
-      lastQueued = !hasMore;
-      sendQueuedReads();
+      List<ByteString> replies = new java.util.ArrayList<>();
+      ReadReplyEncoder.encode(slices, MAX_READ_REPLY_BYTES, replies::add);
+      paced.offer(readCall, replies.iterator(), !hasMore);
     }
 
     @Override
@@ -446,62 +460,31 @@ public final class ConsumerPortService {
       if (call == null || call.isDone() || gone) {
         return false; // nobody to hand it to: what is unread stays in the buffers
       }
-      if (readQueue.isEmpty() && call.unsentReplyBytes() < READ_HIGH_WATER_BYTES) {
+      if (paced.idle(call)) {
         return true;
       }
-      readPaused = true;
-      awaitDrain(call);
+      readPaused = true; // until onIdle
       return false;
     }
 
     /** Ends the read in progress, if any: its call fails, what was not sent is dropped. */
     void endRead() {
       if (readCall != null && !readCall.isDone()) {
+        paced.cancel(readCall);
         readCall.fail();
       }
       readCall = null;
-      readQueue.clear();
-      lastQueued = false;
       readPaused = false;
     }
 
-    /** Sends queued ReadBuffers replies while the connection's backlog allows. */
-    private void sendQueuedReads() {
+    /** The socket took the queued replies: observed events first, then the read's next batches. */
+    private void onIdle() {
+      if (gone) {
+        return;
+      }
+      sendEvents();
       MethodCall call = readCall;
-      if (call == null || call.isDone() || gone) {
-        readQueue.clear();
-        return;
-      }
-      while (!readQueue.isEmpty()) {
-        if (call.unsentReplyBytes() >= READ_HIGH_WATER_BYTES) {
-          awaitDrain(call);
-          return;
-        }
-        ByteString reply = readQueue.poll();
-        boolean last = readQueue.isEmpty() && lastQueued;
-        call.send(reply, !last, -1);
-        if (last) {
-          readCall = null;
-          readPaused = false;
-        }
-      }
-    }
-
-    private void awaitDrain(MethodCall call) {
-      if (!drainAwaited) {
-        drainAwaited = true;
-        call.whenUnsentBelow(READ_LOW_WATER_BYTES, () -> service.taskRunner().runOrPost(this::onDrained));
-      }
-    }
-
-    /** The socket took our replies down to the low-water mark: send more, then read more. */
-    private void onDrained() {
-      drainAwaited = false;
-      if (gone || readCall == null) {
-        return;
-      }
-      sendQueuedReads();
-      if (readQueue.isEmpty() && readPaused && readCall != null && endpoint != null) {
+      if (readPaused && call != null && !call.isDone() && endpoint != null) {
         readPaused = false;
         endpoint.resumeReadBuffers(); // asks readyForTraceData before each batch
       }

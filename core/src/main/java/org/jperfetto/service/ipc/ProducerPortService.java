@@ -78,6 +78,12 @@ public final class ProducerPortService {
    * up is not listening and is disconnected.
    */
   static final int MAX_PENDING_COMMANDS = 1024;
+  /**
+   * Encoded bytes of the commands held that way (a data source's config may be as large as a
+   * frame): past it the producer is disconnected too. The same bound as the queue the commands
+   * then go to ({@link IpcHost#MAX_SEND_BUFFER_BYTES}).
+   */
+  static final long MAX_PENDING_COMMAND_BYTES = IpcHost.MAX_SEND_BUFFER_BYTES;
 
   private final TracingService service;
   /** Touched on the loop thread (add/remove) and read there; values' state is service-thread only. */
@@ -264,6 +270,7 @@ public final class ProducerPortService {
     private MethodCall commandStream;
     /** Commands sent before GetAsyncCommand, with the fd each carries (or -1). */
     private final ArrayDeque<Command> pending = new ArrayDeque<>();
+    private long pendingBytes;
 
     private record Command(GetAsyncCommandResponse message, int fd) {}
 
@@ -276,6 +283,7 @@ public final class ProducerPortService {
         commandStream.fail(); // a second stream replaces the first, as upstream's does
       }
       commandStream = call;
+      pendingBytes = 0;
       while (!pending.isEmpty()) {
         Command c = pending.poll();
         send(c.message(), c.fd());
@@ -297,9 +305,11 @@ public final class ProducerPortService {
         Fds.closeQuietly(fd);
       } else if (commandStream == null) {
         pending.add(new Command(message, fd));
-        if (pending.size() > MAX_PENDING_COMMANDS) {
+        pendingBytes += message.getSerializedSize();
+        if (pending.size() > MAX_PENDING_COMMANDS || pendingBytes > MAX_PENDING_COMMAND_BYTES) {
           // the service has not dropped it: the transport's goodbye will disconnect the endpoint
-          closeTransport(pending.size() + " commands pending and no GetAsyncCommand stream");
+          closeTransport(pending.size() + " commands (" + pendingBytes
+              + " bytes) pending and no GetAsyncCommand stream");
         }
       } else {
         send(message, fd);
@@ -384,6 +394,7 @@ public final class ProducerPortService {
       while (!pending.isEmpty()) {
         Fds.closeQuietly(pending.poll().fd());
       }
+      pendingBytes = 0;
       IpcHost h = host;
       if (h != null) {
         h.disconnect(client.clientId(), reason);

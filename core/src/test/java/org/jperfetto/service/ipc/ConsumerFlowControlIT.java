@@ -9,6 +9,16 @@ import static org.jperfetto.service.ipc.SessionIT.packet;
 import static org.jperfetto.service.ipc.SessionIT.waitFor;
 
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Map;
+import org.jperfetto.ipc.IpcHost;
+import org.jperfetto.protos.DataSourceDescriptor;
+import org.jperfetto.protos.ObservableEvents;
+import org.jperfetto.protos.ObserveEventsRequest;
+import org.jperfetto.protos.ObserveEventsResponse;
+import org.jperfetto.protos.QueryServiceStateRequest;
+import org.jperfetto.protos.QueryServiceStateResponse;
+import org.jperfetto.protos.TracingServiceState;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.jperfetto.consumer.TracingConsumer;
@@ -234,6 +244,144 @@ class ConsumerFlowControlIT extends SocketFixture {
         assertEquals(copied.get(i - 1) + 1, (int) copied.get(i), "the clone's packets are the unread tail, in order");
       }
     }
+  }
+
+  /**
+   * Producers with this many data sources of about 4 KiB each make a service state of about 6 MiB,
+   * past the host's bound on a peer's queue ({@link IpcHost#MAX_SEND_BUFFER_BYTES}).
+   */
+  static void registerLargeState(SocketFixture f, int producers, int dataSourcesEach) throws Exception {
+    for (int i = 0; i < producers; i++) {
+      List<DataSourceDescriptor> ds = new ArrayList<>();
+      for (int j = 0; j < dataSourcesEach; j++) {
+        ds.add(DataSourceDescriptor.newBuilder()
+            .setName("large." + i + "." + j + "." + "x".repeat(4000)).build());
+      }
+      f.closeLater(SocketProducer.connect(f.producerSocket, "many" + i, ds));
+    }
+  }
+
+  /** The QueryServiceState answer to requestId, its replies merged; null if it failed. */
+  static TracingServiceState readState(RawConsumer c, long requestId, long pauseMs)
+      throws Exception {
+    TracingServiceState.Builder state = TracingServiceState.newBuilder();
+    while (true) {
+      if (pauseMs > 0) {
+        Thread.sleep(pauseMs);
+      }
+      IPCFrame.InvokeMethodReply r = c.replyTo(requestId);
+      assertNotNull(r, "the service closed the connection");
+      if (!r.getSuccess()) {
+        return null;
+      }
+      state.mergeFrom(QueryServiceStateResponse.parseFrom(r.getReplyProto()).getServiceState());
+      if (!r.getHasMore()) {
+        return state.build();
+      }
+    }
+  }
+
+  @Test
+  void aSlowReaderOfALargeServiceStateGetsItWholeAndAStuckOneIsDroppedAtTheSendTimeout() throws Exception {
+    host.consumerSendTimeoutMs(1500);
+    registerLargeState(this, 3, 500);
+    TracingConsumer other = consumer();
+    try (RawConsumer slow = RawConsumer.connect(consumerSocket);
+        RawConsumer stuck = RawConsumer.connect(consumerSocket)) {
+      var query = QueryServiceStateRequest.getDefaultInstance();
+      for (int i = 0; i < 3; i++) {
+        stuck.invoke("QueryServiceState", query); // and never reads
+      }
+      var state = readState(slow, slow.invoke("QueryServiceState", query), 5);
+      assertNotNull(state);
+      assertEquals(1500, state.getDataSourcesList().stream()
+          .filter(d -> d.getDsDescriptor().getName().startsWith("large.")).map(d -> d.getDsDescriptor().getName())
+          .distinct().count(), "every data source, once");
+      assertEquals(3, state.getProducersCount());
+      assertTrue(state.getSerializedSize() > IpcHost.MAX_SEND_BUFFER_BYTES,
+          "larger than a peer's queue may be: " + state.getSerializedSize());
+
+      long start = System.nanoTime();
+      assertEquals(1500, other.queryServiceState(false).get(5, TimeUnit.SECONDS).getDataSourcesCount());
+      long queryMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+      assertTrue(queryMs < 2000, "another client waited " + queryMs + " ms");
+
+      waitFor(() -> host.consumerHostStats().sendTimeouts() == 1);
+      assertEquals(0, host.consumerHostStats().sendOverflows(), "paced, never past the queue's bound");
+      assertNotNull(other.queryServiceState(true).get(5, TimeUnit.SECONDS));
+    }
+  }
+
+  @Test
+  void queriesPastTheQueuedAnswersBoundAreRefusedAndTheOthersAnsweredWhole() throws Exception {
+    registerLargeState(this, 1, 600); // 2.4 MiB: the first answer waits for the socket
+    try (RawConsumer flooder = RawConsumer.connect(consumerSocket)) {
+      var query = QueryServiceStateRequest.getDefaultInstance();
+      int n = PacedReplies.MAX_QUEUED_STREAMS + 4;
+      List<Long> ids = new ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        ids.add(flooder.invoke("QueryServiceState", query));
+      }
+      Thread.sleep(300); // all arrived while the first answer waits for the socket
+      Map<Long, TracingServiceState.Builder> answers = new HashMap<>();
+      int refused = 0;
+      int whole = 0;
+      while (whole + refused < n) {
+        IPCFrame f = flooder.next();
+        assertNotNull(f);
+        IPCFrame.InvokeMethodReply r = f.getMsgInvokeMethodReply();
+        if (!r.getSuccess()) {
+          refused++;
+          continue;
+        }
+        var state = answers.computeIfAbsent(f.getRequestId(), id -> TracingServiceState.newBuilder());
+        state.mergeFrom(QueryServiceStateResponse.parseFrom(r.getReplyProto()).getServiceState());
+        if (!r.getHasMore()) {
+          assertEquals(600, state.getDataSourcesCount());
+          whole++;
+        }
+      }
+      assertEquals(PacedReplies.MAX_QUEUED_STREAMS, whole);
+      assertEquals(4, refused);
+    }
+    assertEquals(0, host.consumerHostStats().dropped());
+  }
+
+  @Test
+  void eventsObservedWhileTheSocketIsBehindComeMergedAfterWhatWasQueuedBefore() throws Exception {
+    registerLargeState(this, 2, 500); // about 4 MiB: the socket stays behind until it is read
+    producer("events");
+    try (RawConsumer c = RawConsumer.connect(consumerSocket)) {
+      long observe = c.invoke("ObserveEvents", ObserveEventsRequest.newBuilder()
+          .addEventsToObserve(ObservableEvents.Type.TYPE_DATA_SOURCES_INSTANCES)
+          .addEventsToObserve(ObservableEvents.Type.TYPE_ALL_DATA_SOURCES_STARTED).build());
+      long query = c.invoke("QueryServiceState", QueryServiceStateRequest.getDefaultInstance());
+      Thread.sleep(200);
+      enable(c, config(256, DISCARD)); // its data source starts while the answer waits for the socket
+      Thread.sleep(300);
+      boolean answered = false;
+      ObservableEvents.Builder events = ObservableEvents.newBuilder();
+      int eventReplies = 0;
+      while (!events.getAllDataSourcesStarted()) {
+        IPCFrame f = c.next();
+        assertNotNull(f);
+        IPCFrame.InvokeMethodReply r = f.getMsgInvokeMethodReply();
+        if (f.getRequestId() == query) {
+          answered = !r.getHasMore();
+        } else if (f.getRequestId() == observe) {
+          assertTrue(answered, "an event went past the answer queued before it");
+          events.mergeFrom(ObserveEventsResponse.parseFrom(r.getReplyProto()).getEvents());
+          eventReplies++;
+        }
+      }
+      assertEquals(1, eventReplies, "what happened meanwhile comes in one reply");
+      assertEquals(1, events.getInstanceStateChangesCount());
+      ObservableEvents.DataSourceInstanceStateChange change = events.getInstanceStateChanges(0);
+      assertEquals(DS, change.getDataSourceName());
+      assertEquals("events", change.getProducerName());
+      assertEquals(ObservableEvents.DataSourceInstanceState.DATA_SOURCE_INSTANCE_STATE_STARTED, change.getState());
+    }
+    assertEquals(0, host.consumerHostStats().dropped());
   }
 
   /**

@@ -131,7 +131,10 @@ class HostileConsumersIT extends SocketFixture {
     waitFor(() -> sessions(probe) == TracingService.MAX_SESSIONS_PER_UID);
     String error = refusal(consumer(), most.build());
     assertTrue(error.contains("limit is 5"), error);
+    long start = System.nanoTime();
     TracingServiceState state = probe.queryServiceState(true).get(5, TimeUnit.SECONDS);
+    long queryMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    assertTrue(queryMs < 2000, "another client waited " + queryMs + " ms");
     long bytes = state.getTracingSessionsList().stream()
         .flatMap(t -> t.getBufferSizeKbList().stream()).mapToLong(kb -> kb * 1024L).sum();
     assertEquals(TracingService.MAX_SESSIONS_PER_UID * 512L * 1024, bytes);

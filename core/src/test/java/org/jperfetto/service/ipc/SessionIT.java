@@ -201,13 +201,16 @@ class SessionIT extends SocketFixture {
           .get(10, TimeUnit.SECONDS);
       TracingConsumer c = consumer();
       TracingSession session = c.enableTracing(config(256, TraceConfig.BufferConfig.FillPolicy.RING_BUFFER));
-      List<java.util.concurrent.CompletableFuture<Void>> flushes = new ArrayList<>();
-      for (int i = 0; i < ProducerPortService.MAX_PENDING_COMMANDS + 10; i++) {
-        flushes.add(c.flush(Duration.ofMillis(50), FlushFlags.NONE));
+      // In rounds that time out before the next: a session's pending flushes are bounded too.
+      for (int sent = 0; sent < ProducerPortService.MAX_PENDING_COMMANDS + 10 && !gone.isDone(); ) {
+        List<java.util.concurrent.CompletableFuture<Void>> flushes = new ArrayList<>();
+        for (int i = 0; i < 200; i++, sent++) {
+          flushes.add(c.flush(Duration.ofMillis(50), FlushFlags.NONE));
+        }
+        flushes.forEach(f -> f.handle((ok, err) -> null).join());
       }
       gone.get(20, TimeUnit.SECONDS);
       waitFor(() -> host.connectedProducers() == 0);
-      flushes.forEach(f -> f.handle((ok, err) -> null).join());
       assertTrue(stopAndRead(c, session).stream().anyMatch(TracePacket::hasTraceConfig));
     }
   }
