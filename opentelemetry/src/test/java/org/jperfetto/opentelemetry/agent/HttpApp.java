@@ -14,7 +14,9 @@ import java.nio.charset.StandardCharsets;
 /**
  * The IT's app, which knows nothing of jperfetto or OpenTelemetry: serves /hello with the JDK's
  * HttpServer and, per "RUN" line on stdin, calls itself {@link #CALLS} times with java.net.http
- * (printing "DONE"); "EXIT" ends it. It prints "READY" once it serves.
+ * (printing "DONE"); "EXIT" ends it. It prints "READY" once it serves. With protobuf-java on its
+ * class path it uses it, as an app with its own protos would, and first prints "PROTOBUF " and the
+ * version of the runtime it loaded.
  */
 public final class HttpApp {
   /** Requests per RUN. */
@@ -34,6 +36,7 @@ public final class HttpApp {
     server.start();
     URI uri = URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/hello");
     HttpClient client = HttpClient.newHttpClient();
+    printOwnProtobuf();
     System.out.println("READY");
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     for (String line = in.readLine(); line != null && !line.equals("EXIT"); line = in.readLine()) {
@@ -50,5 +53,25 @@ public final class HttpApp {
     }
     server.stop(0);
     System.exit(0);
+  }
+
+  /** Builds a protobuf message with whatever protobuf-java the app's class path holds, if any. */
+  private static void printOwnProtobuf() throws Exception {
+    Class<?> struct;
+    try {
+      struct = Class.forName("com.google.protobuf.Value");
+    } catch (ClassNotFoundException e) {
+      return;
+    }
+    Object builder = struct.getMethod("newBuilder").invoke(null);
+    builder.getClass().getMethod("setStringValue", String.class).invoke(builder, "app");
+    Object value = builder.getClass().getMethod("build").invoke(builder);
+    byte[] bytes = (byte[]) struct.getMethod("toByteArray").invoke(value);
+    Package p = struct.getPackage();
+    String version = p.getImplementationVersion();
+    if (version == null) {
+      version = struct.getProtectionDomain().getCodeSource().getLocation().toString();
+    }
+    System.out.println("PROTOBUF " + version + " " + bytes.length);
   }
 }

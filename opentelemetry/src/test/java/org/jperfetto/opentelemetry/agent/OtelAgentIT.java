@@ -48,9 +48,10 @@ class OtelAgentIT {
   @TempDir
   Path dir;
 
+  /** The app brings its own protobuf-java (4.x), which it loads and uses beside the extension's 3.25. */
   @Test
   void theAgentsClientAndServerSpansAreSlicesLinkedByAFlow() throws Exception {
-    traceTheApp(List.of(), List.of(PRODUCER));
+    traceTheApp(List.of(), List.of(PRODUCER), Path.of(System.getProperty("otel.app.protobuf.jar")));
   }
 
   /** Our own -javaagent in the same JVM: two producers, each with its own jperfetto and protobuf-java. */
@@ -59,18 +60,24 @@ class OtelAgentIT {
     Path ours = org.jperfetto.agent.AgentJar.buildFromClassPath(dir.resolve("jperfetto-agent.jar"));
     String p = dir.resolve("p.sock").toString();
     traceTheApp(List.of("-javaagent:" + ours + "=name=jperfetto-agent,socket=" + p + ",jfr=off"),
-        List.of(PRODUCER, "jperfetto-agent"));
+        List.of(PRODUCER, "jperfetto-agent"), null);
   }
 
-  private void traceTheApp(List<String> moreFlags, List<String> producers) throws Exception {
+  private void traceTheApp(List<String> moreFlags, List<String> producers, Path appProtobuf) throws Exception {
     Path extension = ExtensionJar.buildFromClassPath(dir.resolve("jperfetto-opentelemetry-extension.jar"));
     Path agent = agentJar();
     String p = dir.resolve("p.sock").toString();
     String c = dir.resolve("c.sock").toString();
     try (ServiceHost host = ServiceHost.start(ServiceHost.Options.of(p, c))) {
-      Process app = startApp(agent, extension, p, moreFlags);
+      Process app = startApp(agent, extension, p, moreFlags, appProtobuf);
       try (BufferedReader out = new BufferedReader(new InputStreamReader(app.getInputStream(), StandardCharsets.UTF_8));
           Writer in = new OutputStreamWriter(app.getOutputStream(), StandardCharsets.UTF_8)) {
+        if (appProtobuf != null) {
+          String line = readLine(out, app);
+          String version = System.getProperty("otel.app.protobuf.version");
+          assertTrue(line.startsWith("PROTOBUF ") && (line.contains(version) || line.contains(appProtobuf.toString())),
+              "the app runs on its own protobuf-java " + version + ": " + line);
+        }
         assertEquals("READY", readLine(out, app));
         byte[] trace = record(c, producers, () -> {
           in.write("RUN\n");
@@ -162,8 +169,12 @@ class OtelAgentIT {
     }
   }
 
-  private Process startApp(Path agent, Path extension, String producerSocket, List<String> moreFlags)
-      throws Exception {
+  private Process startApp(Path agent, Path extension, String producerSocket, List<String> moreFlags,
+      Path appProtobuf) throws Exception {
+    String classPath = Path.of(HttpApp.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+    if (appProtobuf != null) {
+      classPath += java.io.File.pathSeparator + appProtobuf;
+    }
     List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "--enable-native-access=ALL-UNNAMED"));
     if (Runtime.version().feature() >= 23) {
@@ -177,8 +188,7 @@ class OtelAgentIT {
         "-Dotel.instrumentation.java-http-server.enabled=true", "-Dotel.javaagent.extensions=" + extension,
         "-Dotel.service.name=otel-it", "-Dotel.traces.exporter=none", "-Dotel.metrics.exporter=none",
         "-Dotel.logs.exporter=none", "-Dotel.jperfetto.socket=" + producerSocket,
-        "-cp", Path.of(HttpApp.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString(),
-        HttpApp.class.getName()));
+        "-cp", classPath, HttpApp.class.getName()));
     return new ProcessBuilder(command).redirectError(dir.resolve("app.err").toFile()).start();
   }
 
