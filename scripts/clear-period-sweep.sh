@@ -11,7 +11,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 args=("$@")
 [ ${#args[@]} -gt 0 ] || args=(256 8 500 8 3 0 250 500 1000 2000)
-cp=$here/target/classes:$here/target/test-classes:$(cd "$here" && ./mvnw -B -q dependency:build-classpath \
+cp=$here/target/classes:$here/target/test-classes:$(cd "$here" && ./mvnw -B -q -pl core dependency:build-classpath \
   -Dmdep.outputFile=/dev/stdout -Dmdep.includeScope=test 2>/dev/null)
 java=$(. "$here/scripts/find-jdk.sh" >/dev/null 2>&1; jperfetto_find_jdk >/dev/null 2>&1; echo "${JAVA_HOME:-/usr}/bin/java")
 flags=(--enable-native-access=ALL-UNNAMED)

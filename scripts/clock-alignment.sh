@@ -16,7 +16,7 @@ B=${JPERFETTO_BIN:-$here/target/jperfetto/bin}
 U=${UPSTREAM_OUT:?set UPSTREAM_OUT to an upstream build with traced, traced_probes and perfetto}
 runs=${1:-2}
 [ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing
-cp=$here/target/classes:$here/target/test-classes:$(cd "$here" && ./mvnw -B -q dependency:build-classpath \
+cp=$here/target/classes:$here/target/test-classes:$(cd "$here" && ./mvnw -B -q -pl core dependency:build-classpath \
   -Dmdep.outputFile=/dev/stdout -Dmdep.includeScope=test 2>/dev/null)
 java=$(. "$here/scripts/find-jdk.sh" >/dev/null 2>&1; jperfetto_find_jdk >/dev/null 2>&1; echo "${JAVA_HOME:-/usr}/bin/java")
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Adds to a fuzz test's committed corpus (test-fixtures/fuzz/...) the inputs of the corpus the
 # fuzzer grew under target/fuzz that reach code the committed ones do not (libFuzzer's merge,
-# counting covered edges only, so the committed set stays small). Run after `./mvnw -Pfuzz test`.
+# counting covered edges only, so the committed set stays small). Run after `./mvnw -pl core -Pfuzz test`.
 #
 #   scripts/fuzz-merge.sh org.jperfetto.ipc.wire.FrameReaderFuzzTest frames
 #
@@ -14,15 +14,15 @@ method=${2:?fuzz test method, e.g. frames}
 cd "$here"
 . scripts/find-jdk.sh
 generated=$here/target/fuzz/.cifuzz-corpus/$class/$method
-[ -d "$generated" ] || { echo "no generated corpus at $generated: run ./mvnw -Pfuzz test first" >&2; exit 1; }
+[ -d "$generated" ] || { echo "no generated corpus at $generated: run ./mvnw -pl core -Pfuzz test first" >&2; exit 1; }
 pkg=${class%.*}
 committed=$here/test-fixtures/fuzz/${pkg//.//}/${class##*.}Inputs/$method
 mkdir -p "$committed" target/fuzz/lib
-cp=$(./mvnw -B -q dependency:build-classpath -Dmdep.outputFile=/dev/stdout -Dmdep.includeScope=test)
+cp=$(./mvnw -B -q -pl core dependency:build-classpath -Dmdep.outputFile=/dev/stdout -Dmdep.includeScope=test)
 # The launcher (left out of the test class path: surefire brings its own) in the engine's version.
 engine=$(tr ':' '\n' <<<"$cp" | grep -m1 '/junit-platform-engine-')
 version=$(basename "$engine" .jar); version=${version#junit-platform-engine-}
-./mvnw -B -q dependency:copy -Dartifact="org.junit.platform:junit-platform-launcher:$version" \
+./mvnw -B -q -pl core dependency:copy -Dartifact="org.junit.platform:junit-platform-launcher:$version" \
   -DoutputDirectory=target/fuzz/lib
 before=$(ls "$committed" | wc -l)
 (cd target/fuzz && "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED \

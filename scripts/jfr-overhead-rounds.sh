@@ -2,7 +2,7 @@
 # What Java stack samples cost a CPU-bound thread (issue 41, docs/jfr.md "Cost"): JfrOverheadBench's
 # cpuBound in two modes, interleaved round by round (one JMH fork each), so that the machine's drift
 # hits both alike; prints each run, then each mode's mean and the paired mean difference with its
-# standard error. Build the benchmarks first: ./mvnw -B -q -Pbench -DskipTests test-compile
+# standard error. Build the benchmarks first: ./mvnw -B -q -pl core -Pbench -DskipTests test-compile
 #
 #   scripts/jfr-overhead-rounds.sh [ROUNDS=20] [MODE_OFF=bridgeNoSamples] [MODE_ON=bridge]
 #   (jfrNoSamples / jfr: JFR's own sampling alone, events dropped)
@@ -11,7 +11,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 rounds=${1:-20}
 off=${2:-bridgeNoSamples}
 on=${3:-bridge}
-cp=$here/target/test-classes:$here/target/classes:$(cd "$here" && ./mvnw -B -q -Pbench dependency:build-classpath \
+cp=$here/target/test-classes:$here/target/classes:$(cd "$here" && ./mvnw -B -q -pl core -Pbench dependency:build-classpath \
   -Dmdep.outputFile=/dev/stdout -Dmdep.includeScope=test 2>/dev/null)
 java=$(. "$here/scripts/find-jdk.sh" >/dev/null 2>&1; jperfetto_find_jdk >/dev/null 2>&1; echo "${JAVA_HOME:-/usr}/bin/java")
 flags="--enable-native-access=ALL-UNNAMED"
