@@ -257,8 +257,8 @@ final class DemoWorkload implements AutoCloseable {
   }
 
   /**
-   * The workers' hot method: a pass over every byte of the payload per round, a few hundred
-   * microseconds a request, so that each worker spends several per cent of a core here. JFR's
+   * The workers' hot method: a pass over every byte of the payload per round, over a hundred
+   * microseconds a request, so that each worker spends about 5 % of a core here. JFR's
    * sampler then finds the workers running this method a few times a second, as a profiler finds a
    * real service's hot code (a demo of one or two seconds still shows it in the flame graph).
    */
