@@ -20,6 +20,7 @@ import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -31,7 +32,10 @@ import org.openjdk.jmh.annotations.Warmup;
  * (chunks freed at once by {@link DrainingSink}): the steady state of the jvm.jfr stream thread,
  * where JFR hands over stacks it handed over before. The samples are real: JFR's execution samples
  * of two spinning threads (a shallow and a 40-deep stack), recorded once at set-up and read back
- * from the file; the benchmark cycles through them. Run with -prof gc: the target is 0 B/op.
+ * from the file; the benchmark cycles through them. {@code clearEvery}: samples between two
+ * clears of the incremental state (0: never; jtraced clears a ring-buffer session every second, and
+ * a JVM gives about 100 samples a second at the default period), whose cost is in the figure. Run
+ * with -prof gc: the target is 0 B/op.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -48,6 +52,11 @@ public class StackSampleBench {
   private RecordedStackTrace[] stacks;
   private int next;
   private long timestamp;
+  private int generation;
+  private int sinceClear;
+
+  @Param({"0", "100"})
+  public int clearEvery;
   static volatile long spinSink;
 
   @Setup(Level.Trial)
@@ -111,7 +120,11 @@ public class StackSampleBench {
   public boolean sample() {
     int i = next;
     next = i + 1 == stacks.length ? 0 : i + 1;
-    boolean written = encoder.write(timestamp += 20_000_000, threads[i], stacks[i], false, writer, 0);
+    if (clearEvery > 0 && ++sinceClear == clearEvery) {
+      sinceClear = 0;
+      generation++;
+    }
+    boolean written = encoder.write(timestamp += 20_000_000, threads[i], stacks[i], false, writer, generation);
     writer.finishTracePacket();
     return written;
   }

@@ -62,8 +62,11 @@ final class JfrBridge {
   private final JvmTrackEncoder encoder;
   private final JfrClock clock = new JfrClock();
   private final List<JvmEvent> pending = new ArrayList<>();
-  /** Stack samples held, like {@link #pending}, until the clock is calibrated. */
-  private final List<RecordedEvent> pendingSamples = new ArrayList<>();
+  /**
+   * Stack samples held, like {@link #pending}, until the clock is calibrated: what they say, not
+   * the RecordedEvent, which the stream reuses for a later event.
+   */
+  private final List<PendingSample> pendingSamples = new ArrayList<>();
   /** Writes the stack samples; null when the config or this JVM has none. Set before the stream starts. */
   private StackSampleEncoder sampleEncoder;
   /** Whether the samples group is on (the encoder may exist for allocation stacks alone). */
@@ -95,6 +98,9 @@ final class JfrBridge {
   private volatile long eventsWritten;
   private volatile long eventsDropped;
   private volatile long eventsFailed;
+
+  /** A stack sample taken at epochNanos (JFR time), held until the clock is calibrated. */
+  private record PendingSample(long epochNanos, RecordedThread thread, RecordedStackTrace stack, boolean inNative) {}
 
   /** A flush of another JVM's stream: asked for at System.nanoTime requestedNanos, after that many stream flushes. */
   private record RemoteFlush(long requestedNanos, long streamFlushes) {}
@@ -340,8 +346,18 @@ final class JfrBridge {
   private void handle(RecordedEvent e) {
     String type = e.getEventType().getName();
     switch (type) {
-      case "jdk.ExecutionSample", "jdk.NativeMethodSample", "jdk.CPUTimeSample" -> {
-        sample(e);
+      // The execution and native samplers name the sampled thread; the CPU-time sampler's event
+      // thread is the sampled one.
+      case "jdk.ExecutionSample" -> {
+        sample(e, e.getThread("sampledThread"), false);
+        return;
+      }
+      case "jdk.NativeMethodSample" -> {
+        sample(e, e.getThread("sampledThread"), true);
+        return;
+      }
+      case "jdk.CPUTimeSample" -> {
+        sample(e, e.getThread(), false);
         return;
       }
       default -> { }
@@ -384,31 +400,35 @@ final class JfrBridge {
       write(held, null);
     }
     if (!pendingSamples.isEmpty()) {
-      List<RecordedEvent> held = new ArrayList<>(pendingSamples);
+      List<PendingSample> held = new ArrayList<>(pendingSamples);
       pendingSamples.clear();
-      held.forEach(this::sample);
+      for (PendingSample p : held) {
+        traceSample(p.epochNanos(), p.thread(), p.stack(), p.inNative());
+      }
     }
   }
 
-  private void sample(RecordedEvent e) {
+  private void sample(RecordedEvent e, RecordedThread thread, boolean inNative) {
     if (sampleEncoder == null || !samplesOn) {
       return;
     }
+    long epochNanos = JfrEventMapper.epochNanos(e.getStartTime());
     if (!clock.isCalibrated()) {
       if (pending.size() + pendingSamples.size() >= MAX_PENDING) {
         eventsDropped++;
       } else {
-        pendingSamples.add(e);
+        pendingSamples.add(new PendingSample(epochNanos, thread, e.getStackTrace(), inNative));
       }
       return;
     }
-    // The execution and native samplers name the sampled thread; the CPU-time sampler's event
-    // thread is the sampled one.
-    RecordedThread t = e.hasField("sampledThread") ? e.getThread("sampledThread") : e.getThread();
-    sampleThread = t;
-    sampleStack = e.getStackTrace();
-    sampleInNative = e.getEventType().getName().equals("jdk.NativeMethodSample");
-    sampleNanos = clock.toTrace(JfrEventMapper.epochNanos(e.getStartTime()));
+    traceSample(epochNanos, thread, e.getStackTrace(), inNative);
+  }
+
+  private void traceSample(long epochNanos, RecordedThread thread, RecordedStackTrace stack, boolean inNative) {
+    sampleThread = thread;
+    sampleStack = stack;
+    sampleInNative = inNative;
+    sampleNanos = clock.toTrace(epochNanos);
     dataSource.trace(writeSample);
     sampleThread = null;
     sampleStack = null;

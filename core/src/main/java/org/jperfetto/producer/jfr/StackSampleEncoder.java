@@ -49,11 +49,16 @@ import org.jperfetto.protos.TracePacketDefaults;
  * root first; a stack cut at the depth, or one JFR itself truncated, starts with a "[truncated]"
  * frame.
  *
- * <p>Steady state allocates nothing: a stack JFR hands over again (the same RecordedStackTrace, as
- * JFR keeps one per distinct stack in a recording chunk) is one identity lookup to its callstack
- * iid. New stacks, frames and names are interned by content (allocating); the state starts afresh
- * when the writer changes, the instance's incremental state is cleared, the writer lost packets
- * (and the next one may land), or {@link #MAX_INTERNED_CALLSTACKS} callstacks were interned.
+ * <p>Steady state allocates nothing, and a clear of the incremental state (jtraced's ring-buffer
+ * sessions clear every second) costs no work on JFR's objects. What a stack is made of is resolved
+ * once per RecordedStackTrace (JFR keeps one per distinct stack in a recording chunk): its frames'
+ * names, mappings, line and kind become entries that outlive the sequence state, shared by every
+ * stack with the same frame and found from the RecordedMethod without building a string again. A
+ * stack JFR hands over again is one identity lookup to its entry; an entry stamped with the current
+ * state has its iid, one that is not (the state started afresh) is interned again from what it
+ * holds. The state starts afresh when the writer changes, the instance's incremental state is
+ * cleared, the writer lost packets (and the next one may land), or {@link #MAX_INTERNED_CALLSTACKS}
+ * callstacks were interned; the resolved entries are forgotten only past {@link #MAX_RESOLVED}.
  *
  * <p>One encoder per sequence, used by one thread (the recording stream's).
  */
@@ -74,6 +79,8 @@ public final class StackSampleEncoder {
    * reader's) in a long session without incremental state clears.
    */
   static final int MAX_INTERNED_CALLSTACKS = 1 << 16;
+  /** Distinct methods, frames or stacks resolved from JFR before those entries are all forgotten. */
+  static final int MAX_RESOLVED = 1 << 16;
 
   private static final int CLOCK_MONOTONIC = BuiltinClock.BUILTIN_CLOCK_MONOTONIC_VALUE;
   private static final int CLEARED = TracePacket.SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED_VALUE;
@@ -84,28 +91,33 @@ public final class StackSampleEncoder {
   private final int depth;
   private final String timebase;
 
-  // The sequence state this encoder's iids belong to.
+  // The sequence state this encoder's iids belong to, numbered by state (0: none yet).
   private TraceWriter writer;
   private int generation;
-  private long resets;
-  private final IdentityHashMap<RecordedStackTrace, Long> stacksSeen = new IdentityHashMap<>();
-  private final IdentityHashMap<RecordedStackTrace, Long> nativeStacksSeen = new IdentityHashMap<>();
-  private final IdentityHashMap<RecordedThread, Boolean> threadsSeen = new IdentityHashMap<>();
-  private final Map<CallstackKey, Long> callstacks = new HashMap<>();
-  private final Map<FrameKey, Long> frames = new HashMap<>();
-  private final Map<String, Long> functionNames = new HashMap<>();
-  private final Map<String, Long> mappings = new HashMap<>();
+  private long state;
   private long nextIid;
+  private int callstacksInState;
+  private final IdentityHashMap<RecordedThread, Boolean> threadsSeen = new IdentityHashMap<>();
 
-  // Entries the next packet is the first to use.
-  private final List<NewString> newFunctionNames = new ArrayList<>();
-  private final List<NewString> newMappingPaths = new ArrayList<>();
-  private final List<FrameKey> newFrames = new ArrayList<>();
-  private final List<CallstackKey> newCallstacks = new ArrayList<>();
-  private long[] scratch = new long[JfrConfig.MAX_STACK_DEPTH + 2];
+  // What JFR's stacks are made of, kept across sequence states.
+  private final IdentityHashMap<RecordedStackTrace, ResolvedStack> stacksSeen = new IdentityHashMap<>();
+  private final IdentityHashMap<RecordedStackTrace, ResolvedStack> nativeStacksSeen = new IdentityHashMap<>();
+  private final IdentityHashMap<RecordedMethod, MethodNames> methods = new IdentityHashMap<>();
+  private final Map<FrameKey, ResolvedFrame> frames = new HashMap<>();
+  private final Map<StackKey, ResolvedStack> stacks = new HashMap<>();
+  private final Map<String, InternedName> functionNames = new HashMap<>();
+  private final Map<String, InternedName> mappings = new HashMap<>();
+  private final ResolvedFrame[] scratch = new ResolvedFrame[JfrConfig.MAX_STACK_DEPTH + 2];
+
+  // Entries the next packet is the first to use in this state.
+  private final List<InternedName> newFunctionNames = new ArrayList<>();
+  private final List<InternedName> newMappings = new ArrayList<>();
+  private final List<ResolvedFrame> newFrames = new ArrayList<>();
+  private final List<ResolvedStack> newCallstacks = new ArrayList<>();
 
   private long samples;
   private long stackHits;
+  private long framesResolved;
 
   /**
    * An encoder for samples of process pid, keeping at most depth frames (the leaf's end), whose
@@ -183,7 +195,7 @@ public final class StackSampleEncoder {
 
   private void ensureState(TraceWriter w, int generationNow, long traceNanos) {
     if (w != writer || generationNow != generation || (w.lossUnacknowledged() && w.nextPacketMayLand())
-        || callstacks.size() >= MAX_INTERNED_CALLSTACKS) {
+        || callstacksInState >= MAX_INTERNED_CALLSTACKS) {
       reset(w, generationNow, traceNanos);
     }
   }
@@ -193,37 +205,37 @@ public final class StackSampleEncoder {
     return samples;
   }
 
-  /** Samples whose stack was found by identity (no interning work). */
+  /** Stacks (of samples and of other events) found by identity: JFR's frames not read again. */
   public long stackHits() {
     return stackHits;
   }
 
+  /** JFR frames read and resolved (new stacks only: a cleared state re-interns, it does not re-read). */
+  public long framesResolved() {
+    return framesResolved;
+  }
+
   /** Callstacks interned in the current sequence state. */
   public int callstacksInterned() {
-    return callstacks.size();
+    return callstacksInState;
   }
 
   /** Times the sequence state started afresh (the first sample's included). */
   public long resets() {
-    return resets;
+    return state;
   }
 
   private void reset(TraceWriter w, int generationNow, long traceNanos) {
     boolean afterLoss = w == writer && w.lossUnacknowledged();
     writer = w;
     generation = generationNow;
-    resets++;
-    stacksSeen.clear();
-    nativeStacksSeen.clear();
+    state++; // every entry's iid stamped with an earlier state is stale from now on
+    nextIid = 0;
+    callstacksInState = 0;
     threadsSeen.clear();
     tracks.clearIncrementalState(); // descriptors again too: they may have been in what was lost
-    callstacks.clear();
-    frames.clear();
-    functionNames.clear();
-    mappings.clear();
-    nextIid = 0;
     newFunctionNames.clear();
-    newMappingPaths.clear();
+    newMappings.clear();
     newFrames.clear();
     newCallstacks.clear();
 
@@ -255,125 +267,169 @@ public final class StackSampleEncoder {
   }
 
   private long callstackIid(RecordedStackTrace stack, boolean inNative) {
-    IdentityHashMap<RecordedStackTrace, Long> seen = inNative ? nativeStacksSeen : stacksSeen;
-    Long known = seen.get(stack);
-    if (known != null) {
+    IdentityHashMap<RecordedStackTrace, ResolvedStack> seen = inNative ? nativeStacksSeen : stacksSeen;
+    ResolvedStack resolved = seen.get(stack);
+    if (resolved != null) {
       stackHits++;
-      return known;
+    } else {
+      resolved = resolve(stack, inNative);
+      if (seen.size() >= MAX_REMEMBERED_STACKS) {
+        seen.clear();
+      }
+      seen.put(stack, resolved);
+    }
+    if (resolved.state != state) {
+      intern(resolved);
+    }
+    return resolved.iid;
+  }
+
+  // ---- resolving JFR's stacks (new stacks only) ----
+
+  /** What stack is made of, root first, as the entry shared by every stack with those frames. */
+  private ResolvedStack resolve(RecordedStackTrace stack, boolean inNative) {
+    if (methods.size() >= MAX_RESOLVED || frames.size() >= MAX_RESOLVED || stacks.size() >= MAX_RESOLVED) {
+      forgetResolved();
     }
     List<RecordedFrame> jfrFrames = stack.getFrames();
     int kept = Math.min(depth, jfrFrames.size());
     boolean truncated = jfrFrames.size() > kept || stack.isTruncated();
     int n = 0;
     if (truncated) {
-      scratch[n++] = frameIid(new FrameKey(TRUNCATED_FRAME, null, 0, 0, null));
+      scratch[n++] = marker(TRUNCATED_FRAME, FrameKind.UNKNOWN);
     }
     for (int i = kept - 1; i >= 0; i--) {
-      scratch[n++] = frameIid(frameKey(jfrFrames.get(i)));
+      scratch[n++] = frame(jfrFrames.get(i));
     }
-    if (inNative && (kept == 0 || !"Native".equals(jfrFrames.get(0).getType()))) {
-      scratch[n++] = frameIid(new FrameKey(NATIVE_FRAME, null, 0, 0, "Native"));
+    if (inNative && (kept == 0 || FrameKind.of(jfrFrames.get(0).getType()) != FrameKind.NATIVE)) {
+      scratch[n++] = marker(NATIVE_FRAME, FrameKind.NATIVE);
     }
-    CallstackKey key = new CallstackKey(Arrays.copyOf(scratch, n));
-    Long iid = callstacks.get(key);
-    if (iid == null) {
-      iid = ++nextIid;
-      key.iid = iid;
-      callstacks.put(key, iid);
-      newCallstacks.add(key);
-    }
-    if (seen.size() >= MAX_REMEMBERED_STACKS) {
-      seen.clear();
-    }
-    seen.put(stack, iid);
-    return iid;
+    framesResolved += kept;
+    return stacks.computeIfAbsent(new StackKey(Arrays.copyOf(scratch, n)), k -> new ResolvedStack(k.frames()));
   }
 
-  private FrameKey frameKey(RecordedFrame f) {
+  /** Drops every resolved entry (entries of the current state still referred to keep their iids). */
+  private void forgetResolved() {
+    stacksSeen.clear();
+    nativeStacksSeen.clear();
+    methods.clear();
+    frames.clear();
+    stacks.clear();
+    functionNames.clear();
+    mappings.clear();
+  }
+
+  private ResolvedFrame frame(RecordedFrame f) {
     RecordedMethod m = f.getMethod();
+    MethodNames names = m == null ? null : methods.get(m);
+    if (names == null) {
+      names = methodNames(m);
+      if (m != null) {
+        methods.put(m, names);
+      }
+    }
+    return frame(new FrameKey(names.function(), names.mapping(), Math.max(0, f.getBytecodeIndex()),
+        Math.max(0, f.getLineNumber()), FrameKind.of(f.getType())));
+  }
+
+  private ResolvedFrame marker(String function, FrameKind kind) {
+    return frame(new FrameKey(name(functionNames, function), null, 0, 0, kind));
+  }
+
+  private ResolvedFrame frame(FrameKey key) {
+    return frames.computeIfAbsent(key, ResolvedFrame::new);
+  }
+
+  /** A method's function name ("fully.qualified.Class.method") and mapping, built once per RecordedMethod. */
+  private MethodNames methodNames(RecordedMethod m) {
     RecordedClass type = m == null ? null : m.getType();
     String function = JfrEventMapper.bounded(
         (type == null ? "?" : type.getName()) + "." + (m == null ? "?" : m.getName()));
-    int line = Math.max(0, f.getLineNumber());
-    int bci = Math.max(0, f.getBytecodeIndex());
-    return new FrameKey(function, mappingName(type), bci, line, f.getType());
+    String mapping = mappingName(type);
+    return new MethodNames(name(functionNames, function), mapping == null ? null : name(mappings, mapping));
   }
 
-  private long frameIid(FrameKey key) {
-    Long iid = frames.get(key);
-    if (iid != null) {
-      return iid;
+  private static InternedName name(Map<String, InternedName> table, String value) {
+    return table.computeIfAbsent(value, InternedName::new);
+  }
+
+  // ---- interning into the current sequence state ----
+
+  /** Gives stack, and the frames and names it is the first to use in this state, their iids. */
+  private void intern(ResolvedStack stack) {
+    for (ResolvedFrame f : stack.frames) {
+      if (f.state != state) {
+        intern(f.function, newFunctionNames);
+        if (f.mapping != null) {
+          // The mapping and its one path string share an iid (different interning tables).
+          intern(f.mapping, newMappings);
+        }
+        f.iid = ++nextIid;
+        f.state = state;
+        newFrames.add(f);
+      }
     }
-    key.functionIid = stringIid(functionNames, newFunctionNames, key.function);
-    key.mappingIid = key.mapping == null ? 0 : mappingIid(key.mapping);
-    key.iid = ++nextIid;
-    frames.put(key, key.iid);
-    newFrames.add(key);
-    return key.iid;
+    stack.iid = ++nextIid;
+    stack.state = state;
+    newCallstacks.add(stack);
+    callstacksInState++;
   }
 
-  private long mappingIid(String name) {
-    // The mapping and its one path string share an iid (different interning tables).
-    return stringIid(mappings, newMappingPaths, name);
-  }
-
-  private long stringIid(Map<String, Long> table, List<NewString> fresh, String s) {
-    Long iid = table.get(s);
-    if (iid == null) {
-      iid = ++nextIid;
-      table.put(s, iid);
-      fresh.add(new NewString(iid, s));
+  private void intern(InternedName name, List<InternedName> fresh) {
+    if (name.state != state) {
+      name.iid = ++nextIid;
+      name.state = state;
+      fresh.add(name);
     }
-    return iid;
   }
 
   private void writeInternedData(ProtoWriter p) {
     p.beginNested(TracePacket.INTERNED_DATA_FIELD_NUMBER);
-    for (NewString s : newFunctionNames) {
+    for (InternedName s : newFunctionNames) {
       internedString(p, InternedData.FUNCTION_NAMES_FIELD_NUMBER, s);
     }
-    for (NewString s : newMappingPaths) {
+    for (InternedName s : newMappings) {
       internedString(p, InternedData.MAPPING_PATHS_FIELD_NUMBER, s);
     }
-    for (NewString s : newMappingPaths) {
+    for (InternedName s : newMappings) {
       p.beginNested(InternedData.MAPPINGS_FIELD_NUMBER);
-      p.appendVarInt(Mapping.IID_FIELD_NUMBER, s.iid());
-      p.appendVarInt(Mapping.PATH_STRING_IDS_FIELD_NUMBER, s.iid());
+      p.appendVarInt(Mapping.IID_FIELD_NUMBER, s.iid);
+      p.appendVarInt(Mapping.PATH_STRING_IDS_FIELD_NUMBER, s.iid);
       p.endNested();
     }
-    for (FrameKey f : newFrames) {
+    for (ResolvedFrame f : newFrames) {
       p.beginNested(InternedData.FRAMES_FIELD_NUMBER);
       p.appendVarInt(Frame.IID_FIELD_NUMBER, f.iid);
-      p.appendVarInt(Frame.FUNCTION_NAME_ID_FIELD_NUMBER, f.functionIid);
-      if (f.mappingIid != 0) {
-        p.appendVarInt(Frame.MAPPING_ID_FIELD_NUMBER, f.mappingIid);
+      p.appendVarInt(Frame.FUNCTION_NAME_ID_FIELD_NUMBER, f.function.iid);
+      if (f.mapping != null) {
+        p.appendVarInt(Frame.MAPPING_ID_FIELD_NUMBER, f.mapping.iid);
         p.appendVarInt(Frame.REL_PC_FIELD_NUMBER, f.bci);
       }
       if (f.line > 0) {
         p.appendVarInt(Frame.LINE_NUMBER_FIELD_NUMBER, f.line);
       }
-      FrameKind.of(f.jfrType).write(p);
+      f.kind.write(p);
       p.endNested();
     }
-    for (CallstackKey c : newCallstacks) {
+    for (ResolvedStack c : newCallstacks) {
       p.beginNested(InternedData.CALLSTACKS_FIELD_NUMBER);
       p.appendVarInt(Callstack.IID_FIELD_NUMBER, c.iid);
-      for (long frame : c.frames) {
-        p.appendVarInt(Callstack.FRAME_IDS_FIELD_NUMBER, frame);
+      for (ResolvedFrame frame : c.frames) {
+        p.appendVarInt(Callstack.FRAME_IDS_FIELD_NUMBER, frame.iid);
       }
       p.endNested();
     }
     p.endNested();
     newFunctionNames.clear();
-    newMappingPaths.clear();
+    newMappings.clear();
     newFrames.clear();
     newCallstacks.clear();
   }
 
-  private static void internedString(ProtoWriter p, int field, NewString s) {
+  private static void internedString(ProtoWriter p, int field, InternedName s) {
     p.beginNested(field);
-    p.appendVarInt(InternedString.IID_FIELD_NUMBER, s.iid());
-    p.appendString(InternedString.STR_FIELD_NUMBER, s.value());
+    p.appendVarInt(InternedString.IID_FIELD_NUMBER, s.iid);
+    p.appendString(InternedString.STR_FIELD_NUMBER, s.value);
     p.endNested();
   }
 
@@ -448,56 +504,63 @@ public final class StackSampleEncoder {
     }
   }
 
-  private record NewString(long iid, String value) {}
-
-  /** A frame by content (what makes two frames the same), and its iids once interned. */
-  private static final class FrameKey {
-    final String function;
-    final String mapping;
-    final int bci;
-    final int line;
-    final String jfrType;
+  /** A function name or mapping, and its iid in the state it was last interned in. */
+  private static final class InternedName {
+    final String value;
     long iid;
-    long functionIid;
-    long mappingIid;
+    long state;
 
-    FrameKey(String function, String mapping, int bci, int line, String jfrType) {
-      this.function = function;
-      this.mapping = mapping;
-      this.bci = bci;
-      this.line = line;
-      this.jfrType = jfrType;
-    }
-
-    @Override
-    public boolean equals(Object o) {
-      return o instanceof FrameKey k && k.bci == bci && k.line == line && k.function.equals(function)
-          && java.util.Objects.equals(k.mapping, mapping) && java.util.Objects.equals(k.jfrType, jfrType);
-    }
-
-    @Override
-    public int hashCode() {
-      return java.util.Objects.hash(function, mapping, bci, line, jfrType);
+    InternedName(String value) {
+      this.value = value;
     }
   }
 
-  /** A callstack by its frame iids (root first), and its iid once interned. */
-  private static final class CallstackKey {
-    final long[] frames;
+  /** A method's names, from its RecordedMethod. */
+  private record MethodNames(InternedName function, InternedName mapping) {}
+
+  /** A frame by content; names compare by identity (one InternedName per string). */
+  private record FrameKey(InternedName function, InternedName mapping, int bci, int line, FrameKind kind) {}
+
+  /** One distinct frame, and its iid in the state it was last interned in. */
+  private static final class ResolvedFrame {
+    final InternedName function;
+    final InternedName mapping;
+    final int bci;
+    final int line;
+    final FrameKind kind;
     long iid;
+    long state;
 
-    CallstackKey(long[] frames) {
-      this.frames = frames;
+    ResolvedFrame(FrameKey key) {
+      this.function = key.function();
+      this.mapping = key.mapping();
+      this.bci = key.bci();
+      this.line = key.line();
+      this.kind = key.kind();
     }
+  }
 
+  /** A stack by its frames (root first, compared by identity). */
+  private record StackKey(ResolvedFrame[] frames) {
     @Override
     public boolean equals(Object o) {
-      return o instanceof CallstackKey k && Arrays.equals(k.frames, frames);
+      return o instanceof StackKey k && Arrays.equals(k.frames, frames);
     }
 
     @Override
     public int hashCode() {
       return Arrays.hashCode(frames);
+    }
+  }
+
+  /** One distinct callstack, and its iid in the state it was last interned in. */
+  private static final class ResolvedStack {
+    final ResolvedFrame[] frames;
+    long iid;
+    long state;
+
+    ResolvedStack(ResolvedFrame[] frames) {
+      this.frames = frames;
     }
   }
 }

@@ -6,13 +6,13 @@ import java.util.concurrent.TimeUnit;
  * A known hot method for the stack sample tests: {@link #spin} computes without calling anything,
  * so whatever the JIT does it stays the leaf frame, and a thread that runs it is on CPU in Java.
  */
-final class HotMethods {
+public final class HotMethods {
   static volatile long sink;
 
   private HotMethods() {}
 
   /** The hot method: an arithmetic loop for about nanos. */
-  static long spin(long nanos) {
+  public static long spin(long nanos) {
     long x = 0x9E3779B97F4A7C15L;
     long end = System.nanoTime() + nanos;
     while (true) {
