@@ -6,9 +6,12 @@
 #
 #   scripts/jfr-overhead-rounds.sh [ROUNDS=20] [MODE_OFF=bridgeNoSamples] [MODE_ON=bridge]
 #   (jfrNoSamples / jfr: JFR's own sampling alone, events dropped)
+#   JMH_RUN: each fork's warm-up and measurement (default -wi 3 -w 1s -i 5 -r 1s; a longer warm-up,
+#   e.g. -wi 15 -w 1s -i 10 -r 1s, measures the steady state after the bridge's code is compiled)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 rounds=${1:-20}
+run=${JMH_RUN:--wi 3 -w 1s -i 5 -r 1s}
 off=${2:-bridgeNoSamples}
 on=${3:-bridge}
 cp=$here/target/test-classes:$here/target/classes:$(cd "$here" && ./mvnw -B -q -pl core -Pbench dependency:build-classpath \
@@ -21,8 +24,8 @@ trap 'rm -f "$out"' EXIT
 for r in $(seq "$rounds"); do
   for m in "$off" "$on"; do
     # shellcheck disable=SC2086
-    v=$("$java" $flags -cp "$cp" org.openjdk.jmh.Main 'JfrOverheadBench.cpuBound' -p mode="$m" -f 1 -wi 3 -w 1s \
-      -i 5 -r 1s -jvmArgs "$flags" 2>/dev/null | awk '/^JfrOverheadBench.cpuBound/ {print $(NF-3)}')
+    v=$("$java" $flags -cp "$cp" org.openjdk.jmh.Main 'JfrOverheadBench.cpuBound' -p mode="$m" -f 1 $run \
+      -jvmArgs "$flags" 2>/dev/null | awk '/^JfrOverheadBench.cpuBound/ {print $(NF-3)}')
     echo "round $r $m $v" | tee -a "$out"
   done
 done
