@@ -7,6 +7,7 @@ import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import org.jperfetto.abi.Varints;
 import org.jperfetto.ipc.wire.Frames;
+import org.jperfetto.ipc.wire.ProtoCursor;
 import org.jperfetto.os.ErrnoException;
 import org.jperfetto.os.Fds;
 import org.jperfetto.os.UnixSocket;
@@ -114,7 +115,7 @@ final class OutboundBuffer implements AutoCloseable {
     long at = tail;
     buf.set(LE_INT, at, payload);
     at += Frames.HEADER_SIZE;
-    buf.set(ValueLayout.JAVA_BYTE, at++, (byte) (2 << 3)); // request_id, varint
+    buf.set(ValueLayout.JAVA_BYTE, at++, (byte) TAG_REQUEST_ID);
     return putVarint(at, requestId);
   }
 
@@ -144,17 +145,17 @@ final class OutboundBuffer implements AutoCloseable {
     if (at < 0) {
       return false;
     }
-    buf.set(ValueLayout.JAVA_BYTE, at++, (byte) (5 << 3 | 2)); // msg_invoke_method
+    buf.set(ValueLayout.JAVA_BYTE, at++, (byte) TAG_INVOKE_METHOD);
     at = putVarint(at, invoke);
-    buf.set(ValueLayout.JAVA_BYTE, at++, (byte) (1 << 3)); // service_id
+    buf.set(ValueLayout.JAVA_BYTE, at++, (byte) TAG_SERVICE_ID);
     at = putVarint(at, sid);
-    buf.set(ValueLayout.JAVA_BYTE, at++, (byte) (2 << 3)); // method_id
+    buf.set(ValueLayout.JAVA_BYTE, at++, (byte) TAG_METHOD_ID);
     at = putVarint(at, mid);
-    buf.set(ValueLayout.JAVA_BYTE, at++, (byte) (3 << 3 | 2)); // args_proto
+    buf.set(ValueLayout.JAVA_BYTE, at++, (byte) TAG_ARGS_PROTO);
     at = putVarint(at, length);
     MemorySegment.copy(args, offset, buf, ValueLayout.JAVA_BYTE, at, length);
     at += length;
-    buf.set(ValueLayout.JAVA_BYTE, at++, (byte) (4 << 3)); // drop_reply
+    buf.set(ValueLayout.JAVA_BYTE, at++, (byte) TAG_DROP_REPLY);
     buf.set(ValueLayout.JAVA_BYTE, at, (byte) (dropReply ? 1 : 0));
     tail += Frames.HEADER_SIZE + payload;
     return true;
@@ -169,8 +170,18 @@ final class OutboundBuffer implements AutoCloseable {
     return at;
   }
 
-  /** msg_invoke_method_reply (6), 6 bytes: success=1, has_more=0, reply_proto="". */
-  private static final byte[] EMPTY_REPLY = {6 << 3 | 2, 6, 1 << 3, 1, 2 << 3, 0, 3 << 3 | 2, 0};
+  // The IPCFrame tags written here (field number << 3 | wire type), from the generated field numbers.
+  private static final int TAG_REQUEST_ID = IPCFrame.REQUEST_ID_FIELD_NUMBER << 3 | ProtoCursor.VARINT;
+  private static final int TAG_INVOKE_METHOD = IPCFrame.MSG_INVOKE_METHOD_FIELD_NUMBER << 3 | ProtoCursor.LEN;
+  private static final int TAG_SERVICE_ID = IPCFrame.InvokeMethod.SERVICE_ID_FIELD_NUMBER << 3 | ProtoCursor.VARINT;
+  private static final int TAG_METHOD_ID = IPCFrame.InvokeMethod.METHOD_ID_FIELD_NUMBER << 3 | ProtoCursor.VARINT;
+  private static final int TAG_ARGS_PROTO = IPCFrame.InvokeMethod.ARGS_PROTO_FIELD_NUMBER << 3 | ProtoCursor.LEN;
+  private static final int TAG_DROP_REPLY = IPCFrame.InvokeMethod.DROP_REPLY_FIELD_NUMBER << 3 | ProtoCursor.VARINT;
+
+  /** msg_invoke_method_reply, 6 bytes: success=1, has_more=0, reply_proto="". */
+  private static final byte[] EMPTY_REPLY = IPCFrame.newBuilder().setMsgInvokeMethodReply(
+      IPCFrame.InvokeMethodReply.newBuilder().setSuccess(true).setHasMore(false).setReplyProto(
+          com.google.protobuf.ByteString.EMPTY)).build().toByteArray();
   private static final ValueLayout.OfInt LE_INT =
       ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
 

@@ -5,6 +5,7 @@ import com.google.protobuf.UnsafeByteOperations;
 import java.util.List;
 import java.util.function.Consumer;
 import org.jperfetto.abi.Varints;
+import org.jperfetto.ipc.wire.ProtoCursor;
 import org.jperfetto.protos.ReadBuffersResponse;
 
 /**
@@ -13,10 +14,11 @@ import org.jperfetto.protos.ReadBuffersResponse;
  * a response message and serializing it again (read-out moves the whole trace through here).
  */
 final class ReadReplyEncoder {
-  // ReadBuffersResponse.slices (2), Slice.data (1), Slice.last_slice_for_packet (2).
-  private static final int TAG_SLICES = 2 << 3 | 2;
-  private static final int TAG_DATA = 1 << 3 | 2;
-  private static final int TAG_LAST = 2 << 3;
+  // ReadBuffersResponse.slices, Slice.data, Slice.last_slice_for_packet: field number << 3 | wire type.
+  private static final int TAG_SLICES = ReadBuffersResponse.SLICES_FIELD_NUMBER << 3 | ProtoCursor.LEN;
+  private static final int TAG_DATA = ReadBuffersResponse.Slice.DATA_FIELD_NUMBER << 3 | ProtoCursor.LEN;
+  private static final int TAG_LAST =
+      ReadBuffersResponse.Slice.LAST_SLICE_FOR_PACKET_FIELD_NUMBER << 3 | ProtoCursor.VARINT;
 
   private ReadReplyEncoder() {}
 
