@@ -536,19 +536,12 @@ public final class TrackEvent {
   }
 
   private void emitWith(int type, Category category, Track track, String name, EventFunction fn) {
-    check(type, category, name);
-    ThreadState t = threadState();
-    if (t.start(type, category, track, name)) {
-      t.function(fn);
-      t.emit();
-    }
+    emitWith(ThreadState.NOW, type, category, track, name, fn);
   }
 
-  private void emitAt(long nanoTime, int type, Category category, Track track, String name, EventFunction fn) {
+  /** An event whose annotations and flows fn writes (null: none), at nanoTime ({@link ThreadState#NOW}: now). */
+  private void emitWith(long nanoTime, int type, Category category, Track track, String name, EventFunction fn) {
     check(type, category, name);
-    if (nanoTime == ThreadState.NOW) {
-      throw new IllegalArgumentException("not a System.nanoTime() value: " + nanoTime);
-    }
     ThreadState t = threadState();
     if (t.start(type, category, track, name)) {
       if (fn != null) {
@@ -556,6 +549,13 @@ public final class TrackEvent {
       }
       t.emitAt(nanoTime);
     }
+  }
+
+  private void emitAt(long nanoTime, int type, Category category, Track track, String name, EventFunction fn) {
+    if (nanoTime == ThreadState.NOW) {
+      throw new IllegalArgumentException("not a System.nanoTime() value: " + nanoTime);
+    }
+    emitWith(nanoTime, type, category, track, name, fn);
   }
 
   private static Track requireSliceTrack(Track track) {
