@@ -251,13 +251,6 @@ final class ObservationRecord implements SpanRecorder.Span {
 
   /** text cut to {@link #MAX_TEXT_CHARS} characters (not inside a surrogate pair); null stays null. */
   static String text(String text) {
-    if (text == null || text.length() <= MAX_TEXT_CHARS) {
-      return text;
-    }
-    int end = MAX_TEXT_CHARS;
-    if (Character.isHighSurrogate(text.charAt(end - 1))) {
-      end--;
-    }
-    return text.substring(0, end);
+    return SpanRecorder.bounded(text, MAX_TEXT_CHARS);
   }
 }

@@ -7,13 +7,14 @@ import io.opentelemetry.sdk.trace.data.SpanData;
 import java.util.List;
 import java.util.function.BiConsumer;
 import org.jperfetto.producer.track.EventContext;
+import org.jperfetto.producer.track.SpanRecorder;
 
 /**
  * A span's debug arguments: span.kind, status, status.description, trace_id, span_id,
  * parent_span_id, then its attributes under their own keys. Whatever a span carries, the event
  * stays bounded: at most {@link #MAX_ATTRIBUTES} attributes (then attributes.count says how many
  * there were), {@link #MAX_ARRAY} elements of an array value and {@link #MAX_STRING} characters of
- * a string; at most {@link #MAX_EVENTS} events become instants.
+ * a string (never cut inside a surrogate pair); at most {@link #MAX_EVENTS} events become instants.
  */
 final class SpanArgs {
   static final int MAX_ATTRIBUTES = 128;
@@ -95,6 +96,6 @@ final class SpanArgs {
   }
 
   private static String cut(String s) {
-    return s.length() <= MAX_STRING ? s : s.substring(0, MAX_STRING);
+    return SpanRecorder.bounded(s, MAX_STRING);
   }
 }

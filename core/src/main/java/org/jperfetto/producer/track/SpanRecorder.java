@@ -173,6 +173,21 @@ public final class SpanRecorder {
     return true;
   }
 
+  /**
+   * text cut to at most maxChars characters, never inside a surrogate pair (the bridges' bound on
+   * what a name or argument carries); null stays null.
+   */
+  public static String bounded(String text, int maxChars) {
+    if (text == null || text.length() <= maxChars) {
+      return text;
+    }
+    int end = maxChars;
+    if (end > 0 && Character.isHighSurrogate(text.charAt(end - 1))) {
+      end--;
+    }
+    return text.substring(0, end);
+  }
+
   /** The track of a lane free over [start, end], now taken up to end; null when none is left. */
   private Track claimLane(long start, long end) {
     int n = laneCount.get();

@@ -63,6 +63,15 @@ class SpanRecorderIT {
   }
 
   @Test
+  void boundedTextIsCutBeforeASplitSurrogatePair() {
+    assertEquals(null, SpanRecorder.bounded(null, 4));
+    assertEquals("abcd", SpanRecorder.bounded("abcd", 4));
+    assertEquals("abcd", SpanRecorder.bounded("abcdef", 4));
+    assertEquals("abc", SpanRecorder.bounded("abc\ud83d\ude00", 4), "not half an emoji");
+    assertEquals("ab\ud83d\ude00", SpanRecorder.bounded("ab\ud83d\ude00z", 4), "a whole pair stays");
+  }
+
+  @Test
   void anOperationOfOneThreadIsASliceOnItsTrackNestedByTimeWithItsEvents() throws Exception {
     try (TrackEventFixture f = new TrackEventFixture(dir, spans)) {
       f.start(1, TrackEventConfig.getDefaultInstance());
