@@ -228,10 +228,10 @@ public final class EventContext {
   /** Writes one of the inline arguments of a fixed-shape event. */
   void inlineArg(String name, int kind, long bits, String text) {
     switch (kind) {
-      case ThreadState.ARG_LONG -> arg(name, bits);
-      case ThreadState.ARG_DOUBLE -> arg(name, Double.longBitsToDouble(bits));
-      case ThreadState.ARG_BOOL -> arg(name, bits != 0);
-      case ThreadState.ARG_STRING -> arg(name, text);
+      case TrackEventEncoder.ARG_LONG -> arg(name, bits);
+      case TrackEventEncoder.ARG_DOUBLE -> arg(name, Double.longBitsToDouble(bits));
+      case TrackEventEncoder.ARG_BOOL -> arg(name, bits != 0);
+      case TrackEventEncoder.ARG_STRING -> arg(name, text);
       default -> throw new IllegalStateException("unknown argument kind: " + kind);
     }
   }

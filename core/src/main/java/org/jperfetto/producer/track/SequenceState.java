@@ -51,6 +51,23 @@ final class SequenceState {
   private int[] pendingIid = new int[8];
   private String[] pendingValue = new String[8];
 
+  /**
+   * A packet's timestamp for an event at ts: the delta from the sequence's last timestamp (which ts
+   * then becomes), or absolute when the session's timestamps are or the clock went back (on an
+   * incremental sequence, then with CLOCK_MONOTONIC's clock id).
+   */
+  void writeTimestamp(ProtoWriter p, long ts) {
+    if (!session.incrementalTimestamps()) {
+      p.appendVarInt(TracePacket.TIMESTAMP_FIELD_NUMBER, ts);
+    } else if (ts >= lastTimestamp) {
+      p.appendVarInt(TracePacket.TIMESTAMP_FIELD_NUMBER, ts - lastTimestamp);
+      lastTimestamp = ts;
+    } else {
+      p.appendVarInt(TracePacket.TIMESTAMP_FIELD_NUMBER, ts);
+      p.appendVarInt(TracePacket.TIMESTAMP_CLOCK_ID_FIELD_NUMBER, TrackEventEncoder.CLOCK_ID_MONOTONIC);
+    }
+  }
+
   /** Whether this state still belongs to writer, session and generation. */
   boolean isCurrent(TraceWriter w, Session s, int gen) {
     return writer == w && session == s && generation == gen;

@@ -243,7 +243,7 @@ public final class TrackEvent {
   public void begin(Category category, String name) {
     if (category.enabledInstances() != 0
         && !threadState().laneSliceBegin(category, name)) {
-      emit(ThreadState.TYPE_SLICE_BEGIN, category, null, name);
+      emit(TrackEventEncoder.TYPE_SLICE_BEGIN, category, null, name);
     }
   }
 
@@ -252,21 +252,21 @@ public final class TrackEvent {
     // A null argument name goes the regular way, which says what it makes of it.
     if (category.enabledInstances() != 0
         && (arg == null || !threadState().laneSliceBegin(category, name, arg, value))) {
-      emit1(ThreadState.TYPE_SLICE_BEGIN, category, null, name, arg, ThreadState.ARG_LONG, value, null);
+      emit1(TrackEventEncoder.TYPE_SLICE_BEGIN, category, null, name, arg, TrackEventEncoder.ARG_LONG, value, null);
     }
   }
 
   /** Begins a slice with one string debug annotation. */
   public void begin(Category category, String name, String arg, String value) {
     if (category.enabledInstances() != 0) {
-      emit1(ThreadState.TYPE_SLICE_BEGIN, category, null, name, arg, ThreadState.ARG_STRING, 0, value);
+      emit1(TrackEventEncoder.TYPE_SLICE_BEGIN, category, null, name, arg, TrackEventEncoder.ARG_STRING, 0, value);
     }
   }
 
   /** Begins a slice whose annotations and flows fn writes. */
   public void begin(Category category, String name, EventFunction fn) {
     if (category.enabledInstances() != 0) {
-      emitWith(ThreadState.TYPE_SLICE_BEGIN, category, null, name, fn);
+      emitWith(TrackEventEncoder.TYPE_SLICE_BEGIN, category, null, name, fn);
     }
   }
 
@@ -274,14 +274,14 @@ public final class TrackEvent {
   public void end(Category category) {
     if (category.enabledInstances() != 0
         && !threadState().laneSliceEnd(category)) {
-      emit(ThreadState.TYPE_SLICE_END, category, null, null);
+      emit(TrackEventEncoder.TYPE_SLICE_END, category, null, null);
     }
   }
 
   /** Ends the innermost slice of the current thread, adding fn's annotations and flows to it. */
   public void end(Category category, EventFunction fn) {
     if (category.enabledInstances() != 0) {
-      emitWith(ThreadState.TYPE_SLICE_END, category, null, null, fn);
+      emitWith(TrackEventEncoder.TYPE_SLICE_END, category, null, null, fn);
     }
   }
 
@@ -308,21 +308,21 @@ public final class TrackEvent {
   /** Begins a slice on a named track (slices on one track nest like a thread's). */
   public void begin(Category category, Track track, String name) {
     if (category.enabledInstances() != 0) {
-      emit(ThreadState.TYPE_SLICE_BEGIN, category, requireSliceTrack(track), name);
+      emit(TrackEventEncoder.TYPE_SLICE_BEGIN, category, requireSliceTrack(track), name);
     }
   }
 
   /** Begins a slice on a named track, with the annotations and flows fn writes. */
   public void begin(Category category, Track track, String name, EventFunction fn) {
     if (category.enabledInstances() != 0) {
-      emitWith(ThreadState.TYPE_SLICE_BEGIN, category, requireSliceTrack(track), name, fn);
+      emitWith(TrackEventEncoder.TYPE_SLICE_BEGIN, category, requireSliceTrack(track), name, fn);
     }
   }
 
   /** Ends the innermost slice on track. */
   public void end(Category category, Track track) {
     if (category.enabledInstances() != 0) {
-      emit(ThreadState.TYPE_SLICE_END, category, requireSliceTrack(track), null);
+      emit(TrackEventEncoder.TYPE_SLICE_END, category, requireSliceTrack(track), null);
     }
   }
 
@@ -333,35 +333,36 @@ public final class TrackEvent {
   /** Begins a slice on the current thread at nanoTime, with the annotations and flows fn writes (or null). */
   public void beginAt(long nanoTime, Category category, String name, EventFunction fn) {
     if (category.enabledInstances() != 0) {
-      emitAt(nanoTime, ThreadState.TYPE_SLICE_BEGIN, category, null, name, fn);
+      emitAt(nanoTime, TrackEventEncoder.TYPE_SLICE_BEGIN, category, null, name, fn);
     }
   }
 
   /** Ends the current thread's innermost slice at nanoTime, adding fn's annotations and flows (or null). */
   public void endAt(long nanoTime, Category category, EventFunction fn) {
     if (category.enabledInstances() != 0) {
-      emitAt(nanoTime, ThreadState.TYPE_SLICE_END, category, null, null, fn);
+      emitAt(nanoTime, TrackEventEncoder.TYPE_SLICE_END, category, null, null, fn);
     }
   }
 
   /** Begins a slice on a named track at nanoTime, with the annotations and flows fn writes (or null). */
   public void beginAt(long nanoTime, Category category, Track track, String name, EventFunction fn) {
     if (category.enabledInstances() != 0) {
-      emitAt(nanoTime, ThreadState.TYPE_SLICE_BEGIN, category, requireSliceTrack(track), name, fn);
+      emitAt(nanoTime, TrackEventEncoder.TYPE_SLICE_BEGIN, category, requireSliceTrack(track), name, fn);
     }
   }
 
   /** Ends the innermost slice on track at nanoTime, adding fn's annotations and flows (or null). */
   public void endAt(long nanoTime, Category category, Track track, EventFunction fn) {
     if (category.enabledInstances() != 0) {
-      emitAt(nanoTime, ThreadState.TYPE_SLICE_END, category, requireSliceTrack(track), null, fn);
+      emitAt(nanoTime, TrackEventEncoder.TYPE_SLICE_END, category, requireSliceTrack(track), null, fn);
     }
   }
 
   /** An instant at nanoTime on track (null: the current thread's), with fn's annotations (or null). */
   public void instantAt(long nanoTime, Category category, Track track, String name, EventFunction fn) {
     if (category.enabledInstances() != 0) {
-      emitAt(nanoTime, ThreadState.TYPE_INSTANT, category, track == null ? null : requireSliceTrack(track), name, fn);
+      Track t = track == null ? null : requireSliceTrack(track);
+      emitAt(nanoTime, TrackEventEncoder.TYPE_INSTANT, category, t, name, fn);
     }
   }
 
@@ -370,25 +371,25 @@ public final class TrackEvent {
   /** An instant event on the current thread. */
   public void instant(Category category, String name) {
     if (category.enabledInstances() != 0) {
-      emit(ThreadState.TYPE_INSTANT, category, null, name);
+      emit(TrackEventEncoder.TYPE_INSTANT, category, null, name);
     }
   }
 
   /** An instant with one integer debug annotation. */
   public void instant(Category category, String name, String arg, long value) {
     if (category.enabledInstances() != 0) {
-      emit1(ThreadState.TYPE_INSTANT, category, null, name, arg, ThreadState.ARG_LONG, value, null);
+      emit1(TrackEventEncoder.TYPE_INSTANT, category, null, name, arg, TrackEventEncoder.ARG_LONG, value, null);
     }
   }
 
   /** An instant with two integer debug annotations. */
   public void instant(Category category, String name, String arg1, long value1, String arg2, long value2) {
     if (category.enabledInstances() != 0) {
-      check(ThreadState.TYPE_INSTANT, category, name);
+      check(TrackEventEncoder.TYPE_INSTANT, category, name);
       ThreadState t = threadState();
-      if (t.start(ThreadState.TYPE_INSTANT, category, null, name)) {
-        t.arg(arg1, ThreadState.ARG_LONG, value1, null);
-        t.arg(arg2, ThreadState.ARG_LONG, value2, null);
+      if (t.start(TrackEventEncoder.TYPE_INSTANT, category, null, name)) {
+        t.arg(arg1, TrackEventEncoder.ARG_LONG, value1, null);
+        t.arg(arg2, TrackEventEncoder.ARG_LONG, value2, null);
         t.emit();
       }
     }
@@ -397,14 +398,14 @@ public final class TrackEvent {
   /** An instant whose annotations and flows fn writes. */
   public void instant(Category category, String name, EventFunction fn) {
     if (category.enabledInstances() != 0) {
-      emitWith(ThreadState.TYPE_INSTANT, category, null, name, fn);
+      emitWith(TrackEventEncoder.TYPE_INSTANT, category, null, name, fn);
     }
   }
 
   /** An instant on a named track. */
   public void instant(Category category, Track track, String name, EventFunction fn) {
     if (category.enabledInstances() != 0) {
-      emitWith(ThreadState.TYPE_INSTANT, category, requireSliceTrack(track), name, fn);
+      emitWith(TrackEventEncoder.TYPE_INSTANT, category, requireSliceTrack(track), name, fn);
     }
   }
 
@@ -413,9 +414,9 @@ public final class TrackEvent {
   /** A value on a counter track. */
   public void counter(Category category, Track counterTrack, long value) {
     if (category.enabledInstances() != 0 && !threadState().laneCounter(category, counterTrack, value)) {
-      check(ThreadState.TYPE_COUNTER, category, null);
+      check(TrackEventEncoder.TYPE_COUNTER, category, null);
       ThreadState t = threadState();
-      if (t.start(ThreadState.TYPE_COUNTER, category, requireCounterTrack(counterTrack), null)) {
+      if (t.start(TrackEventEncoder.TYPE_COUNTER, category, requireCounterTrack(counterTrack), null)) {
         t.counter(false, value);
         t.emit();
       }
@@ -425,9 +426,9 @@ public final class TrackEvent {
   /** A floating-point value on a counter track. */
   public void counter(Category category, Track counterTrack, double value) {
     if (category.enabledInstances() != 0) {
-      check(ThreadState.TYPE_COUNTER, category, null);
+      check(TrackEventEncoder.TYPE_COUNTER, category, null);
       ThreadState t = threadState();
-      if (t.start(ThreadState.TYPE_COUNTER, category, requireCounterTrack(counterTrack), null)) {
+      if (t.start(TrackEventEncoder.TYPE_COUNTER, category, requireCounterTrack(counterTrack), null)) {
         t.counter(true, Double.doubleToRawLongBits(value));
         t.emit();
       }
@@ -461,7 +462,7 @@ public final class TrackEvent {
     if (category.owner() != this) {
       throw notRegistered(category);
     }
-    if (name == null && (type == ThreadState.TYPE_SLICE_BEGIN || type == ThreadState.TYPE_INSTANT)) {
+    if (name == null && (type == TrackEventEncoder.TYPE_SLICE_BEGIN || type == TrackEventEncoder.TYPE_INSTANT)) {
       throw new IllegalArgumentException("event name is null: category=" + category.name());
     }
   }

@@ -18,9 +18,11 @@ import org.jperfetto.protos.TrackEvent;
 import org.junit.jupiter.api.Test;
 
 /**
- * The slice begin and end and the integer counter packets assembled in registers (ShortPacket) are
- * byte for byte what the fixed-shape encoder writes, and parse as the events they stand for, for
- * every timestamp size and at every alignment; nothing past their stored longs is touched.
+ * The short packets' layouts ({@link TrackEventEncoder#encodeSliceEnd} and the others, assembled in
+ * a ShortPacket) are byte for byte the fields the fixed-shape encoding writes, and parse as the
+ * events they stand for, for every timestamp size and at every alignment; nothing past their stored
+ * longs is touched. TrackEventEncodingProperties checks the same contract one level up, through
+ * real writers, against the general encoding.
  */
 class ShortSlicePacketTest {
   private static final byte UNTOUCHED = 0x55;
@@ -75,7 +77,7 @@ class ShortSlicePacketTest {
   void sliceEndsAreTheFixedShapeBytesAndProtobufJavasForEveryTimestampSize() throws Exception {
     try (Arena arena = Arena.ofConfined()) {
       for (long delta : DELTAS) {
-        int packetSize = ThreadState.SLICE_END_FIXED_BYTES + ProtoWire.varIntSize(delta);
+        int packetSize = TrackEventEncoder.SLICE_END_FIXED_BYTES + ProtoWire.varIntSize(delta);
         byte[] expected = TracePacket.newBuilder().setTimestamp(delta)
             .setTrackEvent(TrackEvent.newBuilder().setType(TrackEvent.Type.TYPE_SLICE_END))
             .setSequenceFlags(FLAGS).build().toByteArray();
@@ -87,7 +89,7 @@ class ShortSlicePacketTest {
             .varInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, FLAGS).finish());
         for (int offset = 0; offset < 8; offset++) {
           ShortPacket p = reused;
-          ThreadState.encodeSliceEnd(p, packetSize, delta);
+          TrackEventEncoder.encodeSliceEnd(p, packetSize, delta);
           MemorySegment chunk = stored(arena, p, offset, packetSize + 1);
           assertArrayEquals(bytes(fixed, 0, packetSize + 1), bytes(chunk, offset, packetSize + 1), "delta " + delta);
           assertArrayEquals(expected, bytes(chunk, offset + 1, packetSize), "delta " + delta);
@@ -101,7 +103,7 @@ class ShortSlicePacketTest {
     try (Arena arena = Arena.ofConfined()) {
       for (long delta : DELTAS) {
         for (int[] iids : new int[][] {{1, 1}, {1, 127}, {127, 1}, {64, 99}}) {
-          int packetSize = ThreadState.SLICE_BEGIN_FIXED_BYTES + ProtoWire.varIntSize(delta);
+          int packetSize = TrackEventEncoder.SLICE_BEGIN_FIXED_BYTES + ProtoWire.varIntSize(delta);
           MemorySegment fixed = arena.allocate(64);
           // The fixed-shape path's field order: type, category_iids, name_iid.
           assertEquals(packetSize + 1, new ChunkPacketEncoder().begin(fixed, 0).rawByte(packetSize)
@@ -112,7 +114,7 @@ class ShortSlicePacketTest {
               .varInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, FLAGS).finish());
           for (int offset = 0; offset < 8; offset++) {
             ShortPacket p = reused;
-            ThreadState.encodeSliceBegin(p, packetSize, delta, iids[0], iids[1]);
+            TrackEventEncoder.encodeSliceBegin(p, packetSize, delta, iids[0], iids[1]);
             MemorySegment chunk = stored(arena, p, offset, packetSize + 1);
             assertArrayEquals(bytes(fixed, 0, packetSize + 1), bytes(chunk, offset, packetSize + 1),
                 "delta " + delta + " iids " + iids[0] + "," + iids[1]);
@@ -138,11 +140,11 @@ class ShortSlicePacketTest {
         for (long value : values) {
           int n = ProtoWire.varIntSize(delta);
           int m = ProtoWire.varIntSize(value);
-          if (ThreadState.SLICE_BEGIN_INT_FIXED_BYTES + n + m + 1 > ThreadState.SHORT_SLICE_MAX_BYTES) {
+          if (TrackEventEncoder.SLICE_BEGIN_INT_FIXED_BYTES + n + m + 1 > TrackEventEncoder.SHORT_SLICE_MAX_BYTES) {
             continue; // the fixed-shape path's packet
           }
           for (int[] iids : new int[][] {{1, 1, 1}, {1, 127, 5}, {127, 1, 127}, {64, 99, 3}}) {
-            int packetSize = ThreadState.SLICE_BEGIN_INT_FIXED_BYTES + n + m;
+            int packetSize = TrackEventEncoder.SLICE_BEGIN_INT_FIXED_BYTES + n + m;
             int annotation = 3 + m;
             MemorySegment fixed = arena.allocate(64);
             assertEquals(packetSize + 1, new ChunkPacketEncoder().begin(fixed, 0).rawByte(packetSize)
@@ -157,7 +159,7 @@ class ShortSlicePacketTest {
                 .varInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, FLAGS).finish());
             for (int offset = 0; offset < 8; offset++) {
               ShortPacket p = reused;
-              ThreadState.encodeSliceBeginWithInt(p, packetSize, delta, iids[0], iids[1], iids[2], value);
+              TrackEventEncoder.encodeSliceBeginWithInt(p, packetSize, delta, iids[0], iids[1], iids[2], value);
               String what = "delta " + delta + " value " + value + " iids " + java.util.Arrays.toString(iids);
               TrackEvent event = storedAsFixed(arena, p, offset, fixed, packetSize, delta, what).getTrackEvent();
               assertEquals(TrackEvent.Type.TYPE_SLICE_BEGIN, event.getType(), what);
@@ -189,7 +191,7 @@ class ShortSlicePacketTest {
             int n = ProtoWire.varIntSize(delta);
             int m = ProtoWire.varIntSize(value);
             int u = ProtoWire.varIntSize(uuid);
-            int packetSize = ThreadState.COUNTER_FIXED_BYTES + n + u + m;
+            int packetSize = TrackEventEncoder.COUNTER_FIXED_BYTES + n + u + m;
             if (packetSize + 1 > ShortPacket.MAX_BYTES) {
               continue; // the fixed-shape path's packet
             }
@@ -204,7 +206,7 @@ class ShortSlicePacketTest {
                 .varInt(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER, FLAGS).finish());
             for (int offset = 0; offset < 8; offset++) {
               ShortPacket p = reused;
-              ThreadState.encodeCounter(p, packetSize, delta, u, ChunkPacketEncoder.varIntLowBits(uuid),
+              TrackEventEncoder.encodeCounter(p, packetSize, delta, u, ChunkPacketEncoder.varIntLowBits(uuid),
                   ChunkPacketEncoder.varIntHighBits(uuid), value);
               String what = "delta " + delta + " value " + value + " uuid " + Long.toUnsignedString(uuid);
               TrackEvent e = storedAsFixed(arena, p, offset, fixed, packetSize, delta, what).getTrackEvent();

@@ -189,7 +189,7 @@ class TrackEventIT {
       List<TrackTestHost.Packet> packets = f.host.packets();
       TracePacket first = packets.get(0).packet();
       assertEquals(TracePacket.SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED_VALUE, first.getSequenceFlags());
-      assertEquals(ThreadState.CLOCK_ID_INCREMENTAL, first.getTracePacketDefaults().getTimestampClockId());
+      assertEquals(TrackEventEncoder.CLOCK_ID_INCREMENTAL, first.getTracePacketDefaults().getTimestampClockId());
       assertTrue(first.getTracePacketDefaults().getTrackEventDefaults().getTrackUuid() != 0);
       var clocks = first.getClockSnapshot().getClocksList();
       assertEquals(2, clocks.size());
@@ -216,7 +216,7 @@ class TrackEventIT {
       f.trackEvent.instant(APP, "x");
       DecodedEvents d = f.finish();
       TracePacket first = f.host.packets().get(0).packet();
-      assertEquals(ThreadState.CLOCK_ID_MONOTONIC, first.getTracePacketDefaults().getTimestampClockId());
+      assertEquals(TrackEventEncoder.CLOCK_ID_MONOTONIC, first.getTracePacketDefaults().getTimestampClockId());
       assertFalse(first.hasClockSnapshot());
       long ts = d.named("x").get(0).timestamp();
       assertTrue(ts >= before && ts <= System.nanoTime(), "absolute nanoTime: " + ts);
