@@ -5,15 +5,20 @@
  * <p>The FFM downcalls in {@code org.jperfetto.os} are restricted methods: run with
  * {@code --enable-native-access=org.jperfetto} (see jdk-requirements.md).
  */
+// protobuf-java is an automatic module (its jar names itself, no module-info): the exported protos
+// extend its types, so users must read it, and javac's warning about that is expected.
+@SuppressWarnings("requires-transitive-automatic")
 module org.jperfetto {
   requires transitive com.google.protobuf;
   requires java.logging;
-  // jdk.jfr.consumer.RecordingStream: the jvm.jfr data source streams the JVM's own events.
-  requires jdk.jfr;
+  // jdk.jfr.consumer.RecordingStream: the jvm.jfr data source streams the JVM's own events (and
+  // StackSampleEncoder's API takes JFR's recorded stacks).
+  requires transitive jdk.jfr;
   // `jperfetto attach` drives another JVM's Flight Recorder over JMX (RemoteRecordingStream), through
   // the local connector the Attach API starts in it (the RMI connector: java.management.rmi).
-  requires jdk.management.jfr;
-  requires java.management;
+  // RemoteJfr's API names the MBean server connection and the FlightRecorderMXBean.
+  requires transitive jdk.management.jfr;
+  requires transitive java.management;
   requires java.management.rmi;
   // sun.misc.Signal: jperfetto stops a session cleanly on SIGINT/SIGTERM and keeps its exit code.
   requires jdk.unsupported;
@@ -33,6 +38,8 @@ module org.jperfetto {
   exports org.jperfetto.consumer;
   // The producer library: connection, data sources, TraceWriter; and the TrackEvent API on it.
   exports org.jperfetto.producer;
+  // The packet writer a data source's TraceContext hands out (ProtoWriter) and its parts.
+  exports org.jperfetto.producer.proto;
   exports org.jperfetto.producer.track;
   // The jvm.jfr data source: JDK Flight Recorder events on the trace's thread tracks.
   exports org.jperfetto.producer.jfr;

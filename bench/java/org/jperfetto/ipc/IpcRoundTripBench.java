@@ -37,7 +37,7 @@ public class IpcRoundTripBench {
   private IpcClient client;
   private BoundService service;
   private final ByteString args = ByteString.copyFrom(new byte[16]);
-  @SuppressWarnings("unchecked")
+  @SuppressWarnings({"unchecked", "rawtypes"}) // an array of a generic type is made raw
   private final CompletableFuture<Reply>[] inFlight = new CompletableFuture[PIPELINE];
 
   @Setup(Level.Trial)

@@ -115,6 +115,7 @@ public class JfrOverheadBench {
 
   /** 1000 short-lived 64-byte arrays: young collections every few milliseconds. */
   @Benchmark
+  @SuppressWarnings("exports") // JMH's Blackhole is on the class path; only JMH calls this
   public void allocationHeavy(Blackhole bh) {
     for (int i = 0; i < 1000; i++) {
       bh.consume(new byte[64]);

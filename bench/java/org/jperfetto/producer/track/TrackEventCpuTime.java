@@ -20,6 +20,7 @@ import org.jperfetto.protos.TrackEventConfig;
  * org.jperfetto.producer.track.TrackEventCpuTime [seconds per case [case name]]}; one case per
  * JVM keeps the JIT's profiles apart.
  */
+@SuppressWarnings("restricted") // clock_gettime's downcall
 public final class TrackEventCpuTime {
   private static final int BATCH = 100_000;
   private static final int CLOCK_THREAD_CPUTIME_ID = 3;
@@ -73,7 +74,7 @@ public final class TrackEventCpuTime {
         continue;
       }
       TrackEventCpuTime b = new TrackEventCpuTime();
-      try (DetachedInstance tracing = DetachedInstance.start(b.te.dataSource(), DataSourceConfig.newBuilder()
+      try (DetachedInstance _ = DetachedInstance.start(b.te.dataSource(), DataSourceConfig.newBuilder()
           .setName(TrackEvent.DATA_SOURCE_NAME).setTargetBuffer(0)
           .setTrackEventConfig(TrackEventConfig.newBuilder().addDisabledCategories("bench.off")).build())) {
         long best = Long.MAX_VALUE;

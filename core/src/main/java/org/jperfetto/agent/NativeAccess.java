@@ -18,6 +18,7 @@ final class NativeAccess {
 
   private NativeAccess() {}
 
+  @SuppressWarnings("restricted") // the probe below is the point: it makes the JDK's warning appear now
   static void check(Module agentModule) {
     if (agentModule.isNativeAccessEnabled()) {
       return;

@@ -59,7 +59,7 @@ public final class AotTraining implements Subcommand {
     TracingProducer.Builder builder = TracingProducer.builder("jperfetto-aot-training")
         .socketPath(Demo.producerSocket(ctx.env())).dataSource(te.dataSource());
     AtomicInteger consumerExit = new AtomicInteger(Jperfetto.EXIT_ERROR);
-    try (TracingProducer producer = builder.start()) {
+    try (TracingProducer _ = builder.start()) {
       Thread consumer = Thread.ofPlatform().name("aot-training-consumer")
           .start(() -> consumerExit.set(Jperfetto.run(argv, ctx)));
       long iterations = 0;

@@ -138,6 +138,7 @@ final class CommandLineConfig {
   }
 
   /** What the command line adds to any config: a trace uuid if none, and --add-attribute pairs. */
+  @SuppressWarnings("deprecation") // trace_uuid_msb/lsb: deprecated upstream, and still how perfetto sends it
   static TraceConfig finish(TraceConfig config, List<String> attributes) {
     TraceConfig.Builder b = config.toBuilder();
     if (config.getTraceUuidMsb() == 0 && config.getTraceUuidLsb() == 0) {

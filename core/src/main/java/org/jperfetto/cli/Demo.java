@@ -84,6 +84,9 @@ public final class Demo implements Subcommand {
 
   // ---- jperfetto demo --producer ----
 
+  // The workload is closed by hand before the producer (the resources would close the other way
+  // round): its threads hand their last events over while the producer is still connected.
+  @SuppressWarnings("try")
   private int runProducer(DemoOptions options, CliContext ctx) throws InterruptedException {
     PrintStream err = ctx.err();
     String socket = producerSocket(ctx.env());

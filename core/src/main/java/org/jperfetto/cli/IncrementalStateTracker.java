@@ -61,7 +61,8 @@ final class IncrementalStateTracker {
   long sequencePacketLoss(TraceStats stats) {
     long sum = 0;
     for (TraceStats.WriterStats w : stats.getWriterStatsList()) {
-      sum += lossesBySequence.getOrDefault((int) w.getSequenceId(), 0L);
+      int sequence = (int) w.getSequenceId(); // the map's keys are Integers: a Long would match none
+      sum += lossesBySequence.getOrDefault(sequence, 0L);
     }
     return sum;
   }

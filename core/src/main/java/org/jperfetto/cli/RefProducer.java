@@ -67,7 +67,7 @@ public final class RefProducer implements Subcommand {
     if (args.shmemKb() > 0) {
       builder.smbSizeHint(args.shmemKb() * 1024);
     }
-    try (TracingProducer producer = builder.start()) {
+    try (TracingProducer _ = builder.start()) {
       err.println("[producer] waiting for track_event session (<= " + args.waitStartMs() + " ms)");
       if (!start.await(args.waitStartMs())) {
         err.println("[producer] tracing did not start, giving up");

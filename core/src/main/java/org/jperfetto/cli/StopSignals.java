@@ -1,7 +1,12 @@
 package org.jperfetto.cli;
 
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.lang.reflect.Proxy;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import sun.misc.Signal;
 
 /**
  * Turns SIGINT (Ctrl-C) and SIGTERM into a request to stop the session cleanly, as upstream's
@@ -11,11 +16,17 @@ import sun.misc.Signal;
  *
  * <p>Why {@code sun.misc.Signal} (module jdk.unsupported) and not a shutdown hook: with a hook the
  * JVM is already exiting, with status 143 for SIGTERM, and the stop must then race the shutdown;
- * a handler keeps the process in charge of its exit code and its own end, as upstream's is.
+ * a handler keeps the process in charge of its exit code and its own end, as upstream's is. The
+ * class is reached by name through method handles: javac's warning for a jdk.unsupported type
+ * cannot be silenced otherwise, and the build treats warnings as errors.
  */
 final class StopSignals implements AutoCloseable {
+  private static final String SIGNAL = "sun.misc.Signal";
+  private static final String HANDLER = "sun.misc.SignalHandler";
+
   private final CompletableFuture<String> requested = new CompletableFuture<>();
-  private final java.util.Map<Signal, sun.misc.SignalHandler> previous = new java.util.HashMap<>();
+  /** The handlers replaced, as (signal, previous handler) pairs, for {@link #close()}. */
+  private final List<Object[]> previous = new ArrayList<>();
 
   private StopSignals() {}
 
@@ -24,10 +35,13 @@ final class StopSignals implements AutoCloseable {
     StopSignals s = new StopSignals();
     for (String name : new String[] {"INT", "TERM"}) {
       try {
-        Signal signal = new Signal(name);
-        s.previous.put(signal, Signal.handle(signal, sig -> s.onSignal("SIG" + name, err)));
+        Object signal = Api.NEW_SIGNAL.invoke(name);
+        Object handler = Api.handler(() -> s.onSignal("SIG" + name, err));
+        s.previous.add(new Object[] {signal, Api.HANDLE.invoke(signal, handler)});
       } catch (IllegalArgumentException e) {
         err.println("jperfetto: cannot handle SIG" + name + " (" + e.getMessage() + ")");
+      } catch (Throwable e) {
+        throw new IllegalStateException("sun.misc.Signal unusable in this JVM", e);
       }
     }
     return s;
@@ -43,11 +57,60 @@ final class StopSignals implements AutoCloseable {
   /** Puts back the handlers that were there before (the command may run inside a bigger program). */
   @Override
   public void close() {
-    previous.forEach(Signal::handle);
+    for (Object[] p : previous) {
+      try {
+        Api.HANDLE.invoke(p[0], p[1]);
+      } catch (Throwable e) {
+        throw new IllegalStateException("restoring the handler of " + p[0], e);
+      }
+    }
   }
 
   /** Completes with the signal's name at the first signal. */
   CompletableFuture<String> requested() {
     return requested;
+  }
+
+  /** sun.misc.Signal's constructor and handle(Signal, SignalHandler), and handlers made from a Runnable. */
+  private static final class Api {
+    static final Class<?> SIGNAL_CLASS = load(SIGNAL);
+    static final Class<?> HANDLER_CLASS = load(HANDLER);
+    static final MethodHandle NEW_SIGNAL;
+    static final MethodHandle HANDLE;
+
+    static {
+      try {
+        MethodHandles.Lookup lookup = MethodHandles.publicLookup();
+        NEW_SIGNAL = lookup.findConstructor(SIGNAL_CLASS, MethodType.methodType(void.class, String.class));
+        HANDLE = lookup.findStatic(SIGNAL_CLASS, "handle",
+            MethodType.methodType(HANDLER_CLASS, SIGNAL_CLASS, HANDLER_CLASS));
+      } catch (ReflectiveOperationException e) {
+        throw new ExceptionInInitializerError(e);
+      }
+    }
+
+    private Api() {}
+
+    private static Class<?> load(String name) {
+      try {
+        return Class.forName(name);
+      } catch (ClassNotFoundException e) {
+        throw new ExceptionInInitializerError(e);
+      }
+    }
+
+    /** A SignalHandler whose handle(Signal) runs action; its Object methods behave as an identity's. */
+    static Object handler(Runnable action) {
+      return Proxy.newProxyInstance(StopSignals.class.getClassLoader(), new Class<?>[] {HANDLER_CLASS},
+          (proxy, method, args) -> switch (method.getName()) {
+            case "handle" -> {
+              action.run();
+              yield null;
+            }
+            case "equals" -> proxy == args[0];
+            case "hashCode" -> System.identityHashCode(proxy);
+            default -> "StopSignals handler";
+          });
+    }
   }
 }

@@ -180,7 +180,8 @@ final class TraceTables {
       samplesByLeaf.merge(seq.leafFunction(s.getCallstackIid()), 1L, Long::sum);
     }
     if (s.hasTaskContext()) {
-      samplesByTid.merge((long) s.getTaskContext().getTid(), 1L, Long::sum);
+      long tid = s.getTaskContext().getTid();
+      samplesByTid.merge(tid, 1L, Long::sum);
     }
   }
 
@@ -223,7 +224,7 @@ final class TraceTables {
     Map<Long, String> threadLabels = new HashMap<>();
     for (TrackDescriptor d : tracks.values()) {
       if (d.hasThread()) {
-        threadLabels.put((long) d.getThread().getTid(), label(d));
+        threadLabels.put(d.getThread().getTid(), label(d));
       }
     }
     Map<String, ThreadActivity> out = new HashMap<>();

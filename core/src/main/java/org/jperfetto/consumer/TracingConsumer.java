@@ -76,10 +76,10 @@ public final class TracingConsumer implements AutoCloseable {
   private final IpcClient client;
   private final BoundService port;
   private final String socketPath;
-  private final CompletableFuture<IpcException> disconnected;
+  private final CompletableFuture<IOException> disconnected;
 
   private TracingConsumer(IpcClient client, BoundService port, String socketPath,
-      CompletableFuture<IpcException> disconnected) {
+      CompletableFuture<IOException> disconnected) {
     this.client = client;
     this.port = port;
     this.socketPath = socketPath;
@@ -99,7 +99,7 @@ public final class TracingConsumer implements AutoCloseable {
    */
   public static TracingConsumer connect(String socketPath) throws IOException {
     Objects.requireNonNull(socketPath, "socketPath");
-    CompletableFuture<IpcException> disconnected = new CompletableFuture<>();
+    CompletableFuture<IOException> disconnected = new CompletableFuture<>();
     IpcClient client = IpcClient.connect(socketPath, disconnected::complete);
     try {
       BoundService port = client.bind(SERVICE_NAME)
@@ -133,7 +133,7 @@ public final class TracingConsumer implements AutoCloseable {
   }
 
   /** Completes, with the cause, when the connection ends (service gone, protocol error, close). */
-  public CompletableFuture<IpcException> disconnected() {
+  public CompletableFuture<IOException> disconnected() {
     return disconnected;
   }
 

@@ -12,6 +12,7 @@ import java.lang.invoke.MethodHandle;
  * clock_gettime(2) for the clocks a trace refers to. Reads use the calling thread's native scratch
  * (a struct timespec: two 64-bit words on the 64-bit Linux targets we run on) and allocate nothing.
  */
+@SuppressWarnings("restricted") // clock_gettime's downcall, as in Libc
 public final class Clocks {
   public static final int CLOCK_REALTIME = 0;
   public static final int CLOCK_MONOTONIC = 1;

@@ -68,14 +68,12 @@ public final class TracingProducer implements AutoCloseable {
   private final long initialBackoffMs;
   private final long maxBackoffMs;
   private final SmbNegotiation smb;
-  private final Duration startupTimeout;
   private final ScheduledExecutorService executor;
   private final List<DataSource<?>> dataSources = new CopyOnWriteArrayList<>();
 
   // producer thread only
   private volatile Connection connection;
   private long backoffMs;
-  private boolean started;
 
   private volatile boolean closed;
   private volatile CompletableFuture<Void> connected = new CompletableFuture<>();
@@ -92,7 +90,6 @@ public final class TracingProducer implements AutoCloseable {
     this.socketPath = b.socketPath != null ? b.socketPath : ProducerSockets.defaultPath();
     this.smb = new SmbNegotiation(name, b.smbSizeHint, b.smbPageSizeHint, b.provideSmb,
         b.providedSmbSize, b.providedSmbSeals, b.dropGrace.toNanos());
-    this.startupTimeout = b.startupTimeout;
     this.initialBackoffMs = b.initialBackoff.toMillis();
     this.maxBackoffMs = b.maxBackoff.toMillis();
     this.backoffMs = initialBackoffMs;

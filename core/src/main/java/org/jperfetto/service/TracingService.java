@@ -678,6 +678,7 @@ public final class TracingService {
   // ===============================================================================================
   // Sessions
 
+  @SuppressWarnings("deprecation") // trace_uuid_msb/lsb: deprecated upstream, still what perfetto sends
   String enableTracing(ConsumerConnection c, TraceConfig cfg,
       Optional<ConsumerEndpoint.TraceFileSink> fileSink) {
     if (c.session != null) {

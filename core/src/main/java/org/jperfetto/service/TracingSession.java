@@ -127,6 +127,7 @@ final class TracingSession {
         && receivedTriggers.isEmpty();
   }
 
+  @SuppressWarnings("deprecation") // compression_type: the older of the two ways a config asks for it
   boolean isCompressed() {
     return config.getCompressionType() == TraceConfig.CompressionType.COMPRESSION_TYPE_DEFLATE
         || config.getCompression().hasDeflate();

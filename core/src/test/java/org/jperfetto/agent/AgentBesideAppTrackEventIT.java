@@ -86,7 +86,7 @@ class AgentBesideAppTrackEventIT {
         "name=agent-side,socket=" + p + ",methods=example.paired.PairedAppWork,jfr=off")),
         classPath, PairedApp.class.getName(), p, "app-side");
     Path stderr = dir.resolve("child.err");
-    try (ServiceHost host = ServiceHost.start(ServiceHost.Options.of(p, c))) {
+    try (ServiceHost _ = ServiceHost.start(ServiceHost.Options.of(p, c))) {
       Process child = new ProcessBuilder(command).redirectError(stderr.toFile()).start();
       try {
         BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));

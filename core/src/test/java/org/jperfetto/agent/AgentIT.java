@@ -67,7 +67,7 @@ class AgentIT {
     String p = dir.resolve("p.sock").toString();
     String c = dir.resolve("c.sock").toString();
     String name = "agent-it-" + launch;
-    try (ServiceHost host = ServiceHost.start(ServiceHost.Options.of(p, c));
+    try (ServiceHost _ = ServiceHost.start(ServiceHost.Options.of(p, c));
         AgentTestApp app = AgentTestApp.start(dir, launch, jvmFlags(AgentTraceFixture.agentFlag(agentJar,
             "name=" + name + ",socket=" + p + "," + METHODS + ",jfr=gc+threads")))) {
       assertEquals(launch == Launch.MODULE_PATH ? "example.app" : "null", app.header.get("MODULE"));
@@ -81,7 +81,7 @@ class AgentIT {
   void attachLoadsTheAgentIntoARunningApp() throws Exception {
     String p = dir.resolve("p.sock").toString();
     String c = dir.resolve("c.sock").toString();
-    try (ServiceHost host = ServiceHost.start(ServiceHost.Options.of(p, c));
+    try (ServiceHost _ = ServiceHost.start(ServiceHost.Options.of(p, c));
         AgentTestApp app = AgentTestApp.start(dir, Launch.CLASS_PATH, jvmFlags("-XX:+EnableDynamicAgentLoading"))) {
       Captured list = attach("--list");
       assertEquals(0, list.code, list.err);
@@ -109,7 +109,7 @@ class AgentIT {
     DataSourceConfig trackEvent = DataSourceConfig.newBuilder().setName("track_event").build();
     DataSourceConfig methods = DataSourceConfig.newBuilder().setName(MethodsDataSource.NAME)
         .setLegacyConfig("example.app.Work#compute\nexample.app.Work#leaf").build();
-    try (ServiceHost host = ServiceHost.start(ServiceHost.Options.of(p, c));
+    try (ServiceHost _ = ServiceHost.start(ServiceHost.Options.of(p, c));
         AgentTestApp app = AgentTestApp.start(dir, Launch.CLASS_PATH, jvmFlags(AgentTraceFixture.agentFlag(agentJar,
             "name=configured,socket=" + p + ",jfr=off")))) {
       MethodSlices first = AgentTraceFixture.methodSlices(DemoTrace.of(

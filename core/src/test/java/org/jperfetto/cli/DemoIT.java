@@ -138,7 +138,7 @@ class DemoIT {
   void producerModeFeedsASessionOfAnotherConsumer() throws Exception {
     String producerSocket = dir.resolve("p.sock").toString();
     String consumerSocket = dir.resolve("other-c.sock").toString();
-    try (ServiceHost host = ServiceHost.start(ServiceHost.Options.of(producerSocket, consumerSocket));
+    try (ServiceHost _ = ServiceHost.start(ServiceHost.Options.of(producerSocket, consumerSocket));
         TracingConsumer consumer = TracingConsumer.connect(consumerSocket)) {
       // The session first: the service starts track_event when the demo's producer registers it.
       TraceConfig config = Demo.config(60_000).toBuilder().clearDurationMs().build();

@@ -47,7 +47,7 @@ class DetachJtracedIT {
         "write_into_file: true\nfile_write_period_ms: 100\nbuffers { size_kb: 64 }\n"
             + "data_sources { config { name: \"test.ds\" } }\n");
     Path file = dir.resolve("d.pftrace");
-    try (ServiceHost host = ServiceHost.start(ServiceHost.Options.of(p, c))) {
+    try (ServiceHost _ = ServiceHost.start(ServiceHost.Options.of(p, c))) {
       assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
         assertEquals(0, run(c, "--detach=k1", "-c", cfg.toString(), "--txt", "-o", file.toString()), err());
         Thread.sleep(300); // a few drain periods while nobody is attached

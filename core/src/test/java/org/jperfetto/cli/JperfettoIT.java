@@ -73,6 +73,7 @@ class JperfettoIT {
   }
 
   @Test
+  @SuppressWarnings("deprecation") // trace_uuid_msb/lsb: what upstream perfetto still sends
   void lightOptionsMakeUpstreamsConfigWithTrackEventCategories() throws IOException {
     Path file = dir.resolve("t.pftrace");
     assertEquals(0, run("-t", "200ms", "-b", "4mb", "-o", file.toString(), "app", "gc", "sched/sched_switch"), err());

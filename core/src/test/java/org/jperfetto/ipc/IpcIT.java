@@ -301,6 +301,7 @@ class IpcIT {
   }
 
   @Test
+  @SuppressWarnings("try") // the client is closed inside its block: what happens to a call in flight is the test
   void repliesFromAnotherThreadAndLateRepliesAfterDisconnect() throws Exception {
     try (IpcClient client = IpcClient.connect(path)) {
       BoundService greeter = await(client.bind("Greeter"));
@@ -547,7 +548,7 @@ class IpcIT {
     assertThrows(IllegalArgumentException.class, () -> ServiceDefinition.fromDescriptor(service,
         Map.of("Typo", MethodCall::fail), new ServiceListener() {}));
     String p = dir.resolve("desc.sock").toString();
-    try (IpcHost h = IpcHost.start(p, List.of(def)); IpcClient c = IpcClient.connect(p)) {
+    try (IpcHost _ = IpcHost.start(p, List.of(def)); IpcClient c = IpcClient.connect(p)) {
       BoundService port = await(c.bind("Port"));
       assertEquals(utf8("alpha"), await(port.invoke("Alpha", ByteString.EMPTY)).bytes());
       assertEquals(IpcException.Kind.REQUEST_FAILED, failure(port.invoke("Zeta", ByteString.EMPTY)).kind());

@@ -81,7 +81,7 @@ class BoundListenerIT {
   @Test
   void secondBindReportsTheKernelsErrno() throws Exception {
     String path = dir.resolve("busy.sock").toString();
-    try (BoundListener first = BoundListener.listen(path, 1)) {
+    try (BoundListener _ = BoundListener.listen(path, 1)) {
       ErrnoException e = assertThrows(ErrnoException.class, () -> BoundListener.listen(path, 1));
       assertEquals(Errno.EADDRINUSE, e.errno());
       assertTrue(!UnixSocket.unlinkStale(path), "a live listener is not stale");

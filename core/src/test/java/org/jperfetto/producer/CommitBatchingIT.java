@@ -30,7 +30,7 @@ class CommitBatchingIT {
   void chunksHeldBackForABatchReachTheServiceWithoutAFlush() throws Exception {
     JtracedFixture fixture = new JtracedFixture(dir);
     DataSource<String> ds = JtracedFixture.dataSource(DS, BufferExhaustedPolicy.STALL);
-    try (ServiceHost host = fixture.start();
+    try (ServiceHost _ = fixture.start();
         TracingProducer producer = TracingProducer.builder("batching").socketPath(fixture.producerSocket())
             .smbSizeHint(1 << 20).dataSource(ds).start();
         TracingConsumer consumer = TracingConsumer.connect(fixture.consumerSocket())) {

@@ -51,7 +51,7 @@ class ProducerProvidedSmbIT {
   @Test
   void aSealedSmbOfTheServicesSizesIsAdoptedAndCarriesTheTrace() throws Exception {
     DataSource<String> ds = dataSource();
-    try (ServiceHost host = jtraced().start();
+    try (ServiceHost _ = jtraced().start();
         TracingProducer producer = producer(ds).smbSizeHint(128 * 1024).smbPageSizeHint(8192).start()) {
       assertEquals(2_000, record(ds, producer, 2_000));
       assertTrue(producer.usingProducerProvidedSmb(), "the service answered using_shmem_provided_by_producer");
@@ -61,7 +61,7 @@ class ProducerProvidedSmbIT {
   @Test
   void anUnsealedSmbIsRefusedAndTheServicesIsUsed() throws Exception {
     DataSource<String> ds = dataSource();
-    try (ServiceHost host = jtraced().start();
+    try (ServiceHost _ = jtraced().start();
         TracingProducer producer = producer(ds).providedSmbShape(0, 0).start()) {
       assertEquals(500, record(ds, producer, 500));
       assertFalse(producer.usingProducerProvidedSmb());
@@ -72,7 +72,7 @@ class ProducerProvidedSmbIT {
   void anSmbOfTheWrongSizeIsRefusedAndTheServicesIsUsed() throws Exception {
     DataSource<String> ds = dataSource();
     // 12 KiB is not a whole number of the hinted 8 KiB pages: the service would pick other sizes.
-    try (ServiceHost host = jtraced().start();
+    try (ServiceHost _ = jtraced().start();
         TracingProducer producer = producer(ds).smbPageSizeHint(8192)
             .providedSmbShape(12 * 1024, ProvidedSmb.REQUIRED_SEALS).start()) {
       assertEquals(500, record(ds, producer, 500));
@@ -84,12 +84,12 @@ class ProducerProvidedSmbIT {
   void aReconnectOffersAFreshSmbAgain() throws Exception {
     DataSource<String> ds = dataSource();
     try (TracingProducer producer = producer(ds).start()) {
-      try (ServiceHost host = jtraced().start()) {
+      try (ServiceHost _ = jtraced().start()) {
         assertEquals(300, record(ds, producer, 300));
         assertTrue(producer.usingProducerProvidedSmb());
       }
       FakeProducerHost.await("disconnected", () -> !producer.isConnected());
-      try (ServiceHost host = jtraced().start()) {
+      try (ServiceHost _ = jtraced().start()) {
         assertEquals(300, record(ds, producer, 300));
         assertTrue(producer.usingProducerProvidedSmb());
         assertEquals(2, producer.connectionCount());

@@ -59,7 +59,7 @@ class StartupTracingIT {
       assertTrue(ds.isEnabled(), "tracing from start(), with no service anywhere");
       assertEquals(1, producer.startupTracingPending());
       JtracedFixture.write(ds, "early", 300);
-      try (ServiceHost host = jtraced().start()) {
+      try (ServiceHost _ = jtraced().start()) {
         Map<String, Integer> counts = session(ds, producer, () -> JtracedFixture.write(ds, "late", 200));
         assertTrue(producer.usingProducerProvidedSmb());
         assertEquals(Map.of("early", 300, "late", 200), counts);
@@ -85,7 +85,7 @@ class StartupTracingIT {
       assertEquals(2, producer.startupTracingPending());
       JtracedFixture.write(first, "early_first", 100);
       JtracedFixture.write(second, "early_second", 50);
-      try (ServiceHost host = jtraced().start()) {
+      try (ServiceHost _ = jtraced().start()) {
         Map<String, Integer> counts = jtraced().record(producer, dsConfig(),
             () -> first.isEnabled() && second.isEnabled() && producer.startupTracingPending() == 0, () -> {
               assertEquals(1, activeSlots(first), "adopted, not a second instance");
@@ -101,7 +101,7 @@ class StartupTracingIT {
   @Test
   void withoutASessionInTimeTheStartupDataIsDroppedAndTheSmbFreed() throws Exception {
     DataSource<String> ds = dataSource();
-    try (ServiceHost host = jtraced().start();
+    try (ServiceHost _ = jtraced().start();
         TracingProducer producer = startProducer(ds, Duration.ofMillis(300))) {
       // Enough to fill the 256 KiB SMB several times over: only freed chunks let later writes in.
       JtracedFixture.write(ds, "early", 20_000);
@@ -125,7 +125,7 @@ class StartupTracingIT {
   @Test
   void aSessionWithAnotherConfigDoesNotAdopt() throws Exception {
     DataSource<String> ds = dataSource();
-    try (ServiceHost host = jtraced().start();
+    try (ServiceHost _ = jtraced().start();
         TracingProducer producer = startProducer(ds, Duration.ofSeconds(30))) {
       JtracedFixture.write(ds, "early", 10);
       assertTrue(producer.awaitConnected(Duration.ofSeconds(20)));

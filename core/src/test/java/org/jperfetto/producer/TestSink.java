@@ -98,10 +98,15 @@ final class TestSink implements SharedMemoryArbiter.CommitSink, AutoCloseable {
   }
 
   @Override
-  public void close() throws InterruptedException {
+  public void close() {
     closing = true;
     if (drainer != null) {
-      drainer.join();
+      try {
+        drainer.join();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while the drainer finished", e);
+      }
     }
     service.buffer.close();
     arena.close();

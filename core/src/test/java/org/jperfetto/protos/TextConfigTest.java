@@ -85,6 +85,7 @@ class TextConfigTest {
       """;
 
   @Test
+  @SuppressWarnings("deprecation") // compression_type: the older way a config asks for deflate
   void richConfigParsesIntoTheNamedFields() throws Exception {
     TraceConfig config = parse(RICH);
     assertEquals(List.of(65536, 4096),

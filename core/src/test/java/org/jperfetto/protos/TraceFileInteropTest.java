@@ -61,6 +61,7 @@ class TraceFileInteropTest {
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("sessions")
+  @SuppressWarnings("deprecation") // trace_uuid_msb/lsb: what upstream perfetto still sends
   void serviceWritesItsOwnPackets(Path folder) throws Exception {
     Trace trace = readTrace(folder);
     List<TracePacket.DataCase> seen = trace.getPacketList().stream().map(TracePacket::getDataCase).toList();

@@ -471,6 +471,7 @@ class ConsumerPortFeaturesTest {
   }
 
   @Test
+  @SuppressWarnings("deprecation") // compression_type: the older way a config asks for deflate
   void compressionDeflatesPacketsIntoCompressedPackets() throws Exception {
     TestProducer p = producer("app", 1001);
     TestConsumer c = new TestConsumer().connect(service, 1000);

@@ -79,7 +79,7 @@ public final class TraceHealth {
       TrackDescriptor d = p.getTrackDescriptor();
       String reservation = "parent=" + d.getParentUuid();
       if (d.hasThread()) {
-        uuidsByTid.computeIfAbsent((long) d.getThread().getTid(), k -> new TreeSet<>()).add(d.getUuid());
+        uuidsByTid.computeIfAbsent(d.getThread().getTid(), k -> new TreeSet<>()).add(d.getUuid());
         reservation += " pid=" + d.getThread().getPid() + " tid=" + d.getThread().getTid();
       } else if (d.hasProcess()) {
         uuidsByPid.computeIfAbsent((long) d.getProcess().getPid(), k -> new TreeSet<>()).add(d.getUuid());

@@ -112,7 +112,7 @@ public final class SchedAlignment {
         }
       }
       if (p.hasTrackDescriptor() && p.getTrackDescriptor().hasThread()) {
-        trackTid.put(p.getTrackDescriptor().getUuid(), (long) p.getTrackDescriptor().getThread().getTid());
+        trackTid.put(p.getTrackDescriptor().getUuid(), p.getTrackDescriptor().getThread().getTid());
       }
       if (p.hasTrackEvent()) {
         int clock = p.hasTimestampClockId() ? p.getTimestampClockId() : s.defaultClockId;

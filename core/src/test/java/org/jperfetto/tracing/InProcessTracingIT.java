@@ -88,14 +88,14 @@ class InProcessTracingIT {
     TraceConfig typo = config().toBuilder().addDataSources(TraceConfig.DataSource.newBuilder()
         .setConfig(DataSourceConfig.newBuilder().setName("track_events"))).build();
     try (InProcessTracing tracing = start("typo");
-        InProcessSession session = tracing.newSession(typo).start()) {
+        InProcessSession _ = tracing.newSession(typo).start()) {
       assertEquals(List.of("no producer offers data source \"track_events\": the session records none of its "
           + "data (misspelt, or not registered with InProcessTracing?)"), warnings);
       warnings.clear();
-      try (InProcessSession good = tracing.newSession(config()).start()) {
+      try (InProcessSession _ = tracing.newSession(config()).start()) {
         assertEquals(List.of(), warnings, "track_event is offered");
       }
-      try (InProcessSession defaults = tracing.newSession().start()) {
+      try (InProcessSession _ = tracing.newSession().start()) {
         assertEquals(List.of(), warnings, "the defaults name jvm.jfr for whoever registered it: no warning");
       }
     } finally {
@@ -106,12 +106,12 @@ class InProcessTracingIT {
   @Test
   void theProducerWritesIntoAFourMebibyteSmbUnlessItAsksForAnother() throws Exception {
     try (InProcessTracing tracing = start("smb-default");
-        InProcessSession session = tracing.newSession(config()).start()) {
+        InProcessSession _ = tracing.newSession(config()).start()) {
       assertEquals(InProcessTracing.DEFAULT_SMB_BYTES, tracing.producer().smbSizeBytes());
     }
     try (InProcessTracing tracing = InProcessTracing.start(
             TracingProducer.builder("smb-hint").smbSizeHint(512 << 10).dataSource(te.dataSource()));
-        InProcessSession session = tracing.newSession(config()).start()) {
+        InProcessSession _ = tracing.newSession(config()).start()) {
       assertEquals(512 << 10, tracing.producer().smbSizeBytes());
     }
   }
@@ -203,7 +203,7 @@ class InProcessTracingIT {
       assertTrue(s.error().isPresent());
       assertEquals(List.of(), tracing.sessions());
       // The backend still works.
-      try (InProcessSession ok = tracing.newSession(config()).start()) {
+      try (InProcessSession _ = tracing.newSession(config()).start()) {
         assertTrue(cat.isEnabled());
       }
     }
@@ -233,7 +233,7 @@ class InProcessTracingIT {
     Path socketDir;
     try (InProcessTracing tracing = start("leak-check")) {
       socketDir = tracing.directory();
-      try (InProcessSession s = tracing.newSession(config()).writeTo(file).start()) {
+      try (InProcessSession _ = tracing.newSession(config()).writeTo(file).start()) {
         te.instant(cat, "cycle");
       }
       InProcessSession memory = tracing.newSession(config()).start();
@@ -257,9 +257,9 @@ class InProcessTracingIT {
   void recordsWithNoConfigAtAllIntoAFileTraceProcessorOpensWithoutErrors() throws Exception {
     Path file = dir.resolve("defaults.perfetto-trace");
     try (InProcessTracing tracing = start("defaults")) {
-      try (InProcessSession s = tracing.newSession().writeTo(file).start()) {
+      try (InProcessSession _ = tracing.newSession().writeTo(file).start()) {
         for (int i = 0; i < 100; i++) {
-          try (var slice = te.slice(cat, "work", "i", i)) {
+          try (var _ = te.slice(cat, "work", "i", i)) {
             te.instant(cat, "tick");
           }
         }

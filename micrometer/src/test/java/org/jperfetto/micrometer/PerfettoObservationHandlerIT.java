@@ -44,7 +44,7 @@ class PerfettoObservationHandlerIT {
   void nestedObservationsOfOneThreadAreNestedSlicesOnItsTrack() throws Exception {
     InProcessSession session = t.session();
     Observation outer = Observation.start("http.server.requests", t.registry).contextualName("GET /orders");
-    try (Observation.Scope scope = outer.openScope()) {
+    try (Observation.Scope _ = outer.openScope()) {
       Observation inner = Observation.createNotStarted("db.query", t.registry).start(); // parent: outer, current
       inner.stop();
     }
@@ -193,7 +193,7 @@ class PerfettoObservationHandlerIT {
     InProcessSession session = t.session();
     Observation parent = Observation.start("checkout", t.registry);
     Observation async;
-    try (Observation.Scope scope = parent.openScope()) {
+    try (Observation.Scope _ = parent.openScope()) {
       async = Observation.start("send-mail", t.registry); // its parent is the current one, on this thread
       async.event(Observation.Event.of("queued"));
     }

@@ -38,7 +38,7 @@ class SystemServiceIT {
   void aConnectedHandlerRecordsIntoTheSystemServicesSession() throws Exception {
     String producerSocket = dir.resolve("p.sock").toString();
     String consumerSocket = dir.resolve("c.sock").toString();
-    try (ServiceHost host = ServiceHost.start(ServiceHost.Options.of(producerSocket, consumerSocket));
+    try (ServiceHost _ = ServiceHost.start(ServiceHost.Options.of(producerSocket, consumerSocket));
         PerfettoObservationHandler handler = PerfettoObservationHandler.connect(
             TracingProducer.builder("micrometer-app").socketPath(producerSocket));
         TracingConsumer consumer = TracingConsumer.connect(consumerSocket)) {

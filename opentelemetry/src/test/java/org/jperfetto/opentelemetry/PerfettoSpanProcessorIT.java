@@ -89,7 +89,7 @@ class PerfettoSpanProcessorIT {
     TraceEvents t = record(() -> {
       Span parent = tracer.spanBuilder("GET /orders").setSpanKind(SpanKind.SERVER)
           .setAttribute("http.request.method", "GET").setAttribute("http.response.status_code", 200L).startSpan();
-      try (Scope ignored = parent.makeCurrent()) {
+      try (Scope _ = parent.makeCurrent()) {
         Span child = tracer.spanBuilder("SELECT orders").setSpanKind(SpanKind.CLIENT)
             .setAttribute(AttributeKey.doubleKey("ratio"), 0.5).setAttribute(AttributeKey.booleanKey("cached"), true)
             .setAttribute(AttributeKey.stringArrayKey("tables"), List.of("orders", "items")).startSpan();
@@ -355,6 +355,7 @@ class PerfettoSpanProcessorIT {
     INSTANCE;
 
     @Override
+    @SuppressWarnings("deprecation") // deprecated in the SDK, and still abstract: a getter must have it
     public Iterable<String> keys(Map<String, String> carrier) {
       return carrier.keySet();
     }

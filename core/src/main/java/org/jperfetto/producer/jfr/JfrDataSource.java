@@ -48,7 +48,7 @@ public final class JfrDataSource {
   private JfrDataSource() {}
 
   /** A new {@code jvm.jfr} data source (register it with a {@link TracingProducer}). */
-  public static DataSource<JfrBridge> create() {
+  public static DataSource<?> create() {
     return create("");
   }
 
@@ -59,9 +59,9 @@ public final class JfrDataSource {
    *
    * @throws IllegalArgumentException if defaultConfig does not parse
    */
-  public static DataSource<JfrBridge> create(String defaultConfig) {
+  public static DataSource<?> create(String defaultConfig) {
     // Without jdk.jfr even loading this JVM's source fails; its instances then record nothing.
-    return create(defaultConfig, JFR_IN_RUNTIME ? JfrSource.thisJvm() : null);
+    return newDataSource(defaultConfig, JFR_IN_RUNTIME ? JfrSource.thisJvm() : null);
   }
 
   /**
@@ -70,7 +70,12 @@ public final class JfrDataSource {
    *
    * @throws IllegalArgumentException if defaultConfig does not parse
    */
-  public static DataSource<JfrBridge> create(String defaultConfig, JfrSource source) {
+  public static DataSource<?> create(String defaultConfig, RemoteJfr source) {
+    return newDataSource(defaultConfig, source);
+  }
+
+  /** The data source recording source's Flight Recorder, typed with its instances' state. */
+  static DataSource<JfrBridge> newDataSource(String defaultConfig, JfrSource source) {
     JfrConfig.parse(defaultConfig);
     DataSourceDescriptor descriptor = DataSourceDescriptor.newBuilder()
         .setName(NAME)
@@ -102,17 +107,17 @@ public final class JfrDataSource {
   }
 
   /** Creates the data source and registers it with producer; returns it. */
-  public static DataSource<JfrBridge> register(TracingProducer producer) {
-    DataSource<JfrBridge> ds = create();
+  public static DataSource<?> register(TracingProducer producer) {
+    DataSource<?> ds = create();
     producer.register(ds);
     return ds;
   }
 
   /** How many started instances of ds have their JFR stream running (it starts asynchronously). */
-  public static int recordingInstances(DataSource<JfrBridge> ds) {
+  public static int recordingInstances(DataSource<?> ds) {
     int[] n = {0};
     ds.trace(ctx -> {
-      if (ctx.state() != null && ctx.state().isRecording()) {
+      if (ctx.state() instanceof JfrBridge bridge && bridge.isRecording()) {
         n[0]++;
       }
     });

@@ -132,7 +132,7 @@ public final class StackSampleEncoder {
    * (the encoder of the JVM's other events on the same sequence), so that each thread has one
    * track however many data sources describe it.
    */
-  public StackSampleEncoder(int pid, int depth, boolean cpuTime, JvmTrackEncoder tracks) {
+  StackSampleEncoder(int pid, int depth, boolean cpuTime, JvmTrackEncoder tracks) {
     this.tracks = tracks;
     if (depth < 1) {
       throw new IllegalArgumentException("stack sample depth " + depth + " < 1");

@@ -81,7 +81,7 @@ class AttachJfrModeIT {
     String c = dir.resolve("c.sock").toString();
     Map<String, String> env = new HashMap<>(System.getenv());
     env.put("XDG_RUNTIME_DIR", dir.toString()); // where the attach pid file goes
-    try (ServiceHost host = ServiceHost.start(ServiceHost.Options.of(p, c))) {
+    try (ServiceHost _ = ServiceHost.start(ServiceHost.Options.of(p, c))) {
       Process target = start(new ProcessBuilder(OldJdk.targetCommand(home, List.of(), "7")));
       Lines targetOut = new Lines(target);
       targetOut.await("ready on 17", 30);

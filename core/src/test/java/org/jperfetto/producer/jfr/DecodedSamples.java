@@ -62,7 +62,7 @@ public final class DecodedSamples {
     for (TracePacket p : packets) {
       if (p.hasTrackDescriptor() && p.getTrackDescriptor().hasThread()
           && p.getTrackDescriptor().getThread().hasThreadName()) {
-        threadNames.put((long) p.getTrackDescriptor().getThread().getTid(),
+        threadNames.put(p.getTrackDescriptor().getThread().getTid(),
             p.getTrackDescriptor().getThread().getThreadName());
       }
       int id = p.getTrustedPacketSequenceId();

@@ -54,7 +54,7 @@ class JfrBridgeIT {
     long disabledAt;
     Map<String, Long> tids = new HashMap<>();
     List<TracePacket> packets = new ArrayList<>();
-    try (ServiceHost host = ServiceHost.start(ServiceHost.Options.of(producerSocket, consumerSocket));
+    try (ServiceHost _ = ServiceHost.start(ServiceHost.Options.of(producerSocket, consumerSocket));
         TracingConsumer consumer = TracingConsumer.connect(consumerSocket)) {
       enabledAt = System.nanoTime();
       TracingSession session = consumer.enableTracing(TraceConfig.newBuilder()

@@ -26,7 +26,7 @@ public final class JfrChild {
       own.setSettings(JfrConfig.parse(JfrBridgeIT.LEGACY_CONFIG).settings());
       own.start();
       TracingProducer producer = TracingProducer.builder("jfr-child").socketPath(producerSocket).start();
-      DataSource<JfrBridge> ds = JfrDataSource.register(producer);
+      DataSource<?> ds = JfrDataSource.register(producer);
       if (!producer.awaitConnected(Duration.ofSeconds(20))) {
         throw new IllegalStateException("not connected to " + producerSocket);
       }

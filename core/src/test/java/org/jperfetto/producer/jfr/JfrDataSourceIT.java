@@ -38,7 +38,7 @@ class JfrDataSourceIT {
   ServiceHost host;
   TracingProducer producer;
   TracingConsumer consumer;
-  DataSource<JfrBridge> ds;
+  DataSource<?> ds;
 
   @BeforeEach
   void start() throws Exception {
@@ -168,7 +168,7 @@ class JfrDataSourceIT {
         org.jperfetto.producer.BufferExhaustedPolicy.STALL_THEN_DROP);
     try (TracingProducer small = TracingProducer.builder("jfr-it-small").socketPath(producerSocket)
         .smbSizeHint(16 * 4096).smbPageSizeHint(4096).dataSource(busy).start()) {
-      DataSource<JfrBridge> jfr = JfrDataSource.register(small);
+      DataSource<?> jfr = JfrDataSource.register(small);
       assertTrue(small.awaitConnected(Duration.ofSeconds(10)));
       small.sync().get(10, TimeUnit.SECONDS);
       TracingSession session = consumer.enableTracing(TraceConfig.newBuilder()

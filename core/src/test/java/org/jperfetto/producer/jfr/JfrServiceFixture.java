@@ -17,7 +17,7 @@ final class JfrServiceFixture implements AutoCloseable {
   final String producerSocket;
   final ServiceHost host;
   final TracingProducer producer;
-  final DataSource<JfrBridge> ds;
+  final DataSource<?> ds;
   final TracingConsumer consumer;
 
   private JfrServiceFixture(Path dir, String producerName) throws Exception {

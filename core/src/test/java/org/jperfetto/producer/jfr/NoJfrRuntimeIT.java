@@ -49,7 +49,7 @@ class NoJfrRuntimeIT {
     try (InProcessTracing tracing = InProcessTracing.start(TracingProducer.builder("no-jfr-app")
         .dataSource(te.dataSource()).dataSource(JfrDataSource.create()))) {
       for (int round = 0; round < 2; round++) {
-        try (InProcessSession s = tracing.newSession(config).writeTo(Path.of(args[0] + round)).start()) {
+        try (InProcessSession _ = tracing.newSession(config).writeTo(Path.of(args[0] + round)).start()) {
           for (int i = 0; i < SLICES; i++) {
             te.begin(app, "work");
             te.end(app);

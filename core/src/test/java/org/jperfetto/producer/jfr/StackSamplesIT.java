@@ -43,7 +43,7 @@ class StackSamplesIT {
   ServiceHost host;
   TracingProducer producer;
   TracingConsumer consumer;
-  DataSource<JfrBridge> ds;
+  DataSource<?> ds;
   /** The encoder's samples and stack identity hits, read after the flush. */
   volatile long[] encoderStats;
   /** CLOCK_MONOTONIC (System.nanoTime) before the workload thread started and after it ended. */
@@ -89,7 +89,7 @@ class StackSamplesIT {
     endedNanos = System.nanoTime();
     consumer.flush(Duration.ofSeconds(5), FlushFlags.NONE).get(10, TimeUnit.SECONDS);
     ds.trace(ctx -> {
-      StackSampleEncoder e = ctx.state() == null ? null : ctx.state().sampleEncoder();
+      StackSampleEncoder e = ctx.state() instanceof JfrBridge b ? b.sampleEncoder() : null;
       if (e != null) {
         encoderStats = new long[] {e.samples(), e.stackHits()};
       }

@@ -95,11 +95,11 @@ class VirtualThreadEventsIT {
     long vtId;
     long enabledAt;
     long disabledAt;
-    try (ServiceHost host = ServiceHost.start(ServiceHost.Options.of(p, c));
+    try (ServiceHost _ = ServiceHost.start(ServiceHost.Options.of(p, c));
         TracingProducer producer = TracingProducer.builder("vthreads-it").socketPath(p).start();
         TracingConsumer consumer = TracingConsumer.connect(c);
         Recording own = new Recording()) {
-      DataSource<JfrBridge> ds = JfrDataSource.register(producer);
+      DataSource<?> ds = JfrDataSource.register(producer);
       assertTrue(producer.awaitConnected(Duration.ofSeconds(10)));
       enabledAt = System.nanoTime();
       TracingSession session = consumer.enableTracing(TraceConfig.newBuilder()

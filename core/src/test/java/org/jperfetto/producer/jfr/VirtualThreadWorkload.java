@@ -17,6 +17,7 @@ import java.lang.invoke.MethodType;
  * stack") lasting about the sleep. The comparator records the carrier's Linux tid (a pinned virtual
  * thread runs on its carrier's OS thread, so /proc/thread-self is the carrier).
  */
+@SuppressWarnings("restricted") // qsort's downcall and its comparator's upcall
 final class VirtualThreadWorkload {
   static final String NAME = "jfr-pinner";
 

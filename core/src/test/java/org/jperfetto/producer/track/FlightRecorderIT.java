@@ -92,7 +92,7 @@ class FlightRecorderIT {
     String config = "duration_ms: " + (LOAD.toMillis() + 1500) + " buffers { size_kb: " + RING_KB
         + " fill_policy: RING_BUFFER } data_sources { config { name: \"track_event\" } }";
     ByteArrayOutputStream err = new ByteArrayOutputStream();
-    try (ServiceHost host = ServiceHost.start(ServiceHost.Options.of(producerSocket, consumerSocket)
+    try (ServiceHost _ = ServiceHost.start(ServiceHost.Options.of(producerSocket, consumerSocket)
             .withDefaultClearPeriodMs(CLEAR_MS));
         TracingProducer producer = TracingProducer.builder("flight-recorder-cli").socketPath(producerSocket)
             .dataSource(TE.dataSource()).start()) {

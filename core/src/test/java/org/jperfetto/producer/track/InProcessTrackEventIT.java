@@ -60,7 +60,7 @@ class InProcessTrackEventIT {
     int n = 500;
     try (InProcessTracing tracing = InProcessTracing.start(
         TracingProducer.builder("inproc-app").dataSource(te.dataSource()))) {
-      try (InProcessSession s = tracing.newSession(config("noisy")).writeTo(file).start()) {
+      try (InProcessSession _ = tracing.newSession(config("noisy")).writeTo(file).start()) {
         assertTrue(app.isEnabled(), "start() returns once the data source runs");
         Thread worker = new Thread(() -> {
           for (int i = 0; i < n; i++) {
@@ -121,7 +121,7 @@ class InProcessTrackEventIT {
     Path file = dir.resolve("eager.perfetto-trace");
     try (InProcessTracing tracing = InProcessTracing.start(
         TracingProducer.builder("eager-app").dataSource(te.dataSource()))) {
-      try (InProcessSession s = tracing.newSession(config()).writeTo(file).start()) {
+      try (InProcessSession _ = tracing.newSession(config()).writeTo(file).start()) {
         assertTrue(seenEnabled[0], "the listener saw the category on");
         assertTrue(othersSetToo[0], "and the session's other category too (what ref-producer waits for)");
         te.instant(app, "later");

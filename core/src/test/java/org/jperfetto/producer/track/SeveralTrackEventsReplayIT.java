@@ -123,7 +123,7 @@ class SeveralTrackEventsReplayIT {
     }
 
     @Override
-    public void close() throws Exception {
+    public void close() {
       producer.close();
       host.close();
     }

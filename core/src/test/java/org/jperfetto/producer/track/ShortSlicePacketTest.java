@@ -43,10 +43,6 @@ class ShortSlicePacketTest {
   }
 
   /**
-   * Stores packet at offset, checks that its bytes are the fixed-shape encoder's (in fixed) and
-   * that it parses with the timestamp delta and the flags; returns the parsed packet.
-   */
-  /**
    * One packet for every case, as a thread's state reuses its own, and all ones to begin with: no
    * byte of the packet before (a longer one, say) may show through the next.
    */

@@ -78,7 +78,7 @@ final class TrackEventFixture implements AutoCloseable {
   }
 
   @Override
-  public void close() throws Exception {
+  public void close() {
     producer.close();
     host.close();
   }

@@ -49,7 +49,7 @@ class TrackEventIT {
       assertTrue(dynamic.isEnabled());
 
       te.begin(APP, "outer", "i", 7);
-      try (var s = te.slice(IO, "inner", ev -> ev.arg("path", "/tmp/x").arg("ok", true).flow(42))) {
+      try (var _ = te.slice(IO, "inner", ev -> ev.arg("path", "/tmp/x").arg("ok", true).flow(42))) {
         te.instant(APP, "two-args", "a", 1, "b", -2);
         te.instant(SLOW, "never");
         te.instant(OFF, "never");
@@ -515,7 +515,7 @@ class TrackEventIT {
     try (TrackEventFixture f = new TrackEventFixture(dir, APP)) {
       f.start(1, TrackEventConfig.getDefaultInstance());
       Thread worker = Thread.ofPlatform().name("worker-7").start(() -> {
-        try (var s = f.trackEvent.slice(APP, "on worker", "n", 1)) {
+        try (var _ = f.trackEvent.slice(APP, "on worker", "n", 1)) {
           f.trackEvent.instant(APP, "inside");
         }
         f.trackEvent.flush();

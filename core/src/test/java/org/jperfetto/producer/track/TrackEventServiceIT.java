@@ -46,7 +46,7 @@ class TrackEventServiceIT {
     int n = 20_000;
     TrackEvent te = TrackEvent.builder().categories(ref, hidden).processName("svc_test")
         .bufferExhaustedPolicy(BufferExhaustedPolicy.STALL).build();
-    try (ServiceHost host = ServiceHost.start(ServiceHost.Options.of(producerSocket, consumerSocket));
+    try (ServiceHost _ = ServiceHost.start(ServiceHost.Options.of(producerSocket, consumerSocket));
         TracingProducer producer = TracingProducer.builder("svc-test").socketPath(producerSocket)
             .dataSource(te.dataSource()).start();
         TracingConsumer consumer = TracingConsumer.connect(consumerSocket)) {

@@ -557,6 +557,7 @@ class ConsumerPortFeaturesIT extends SocketFixture {
   }
 
   @Test
+  @SuppressWarnings("deprecation") // compression_type: the older way a config asks for deflate
   void deflateCompressionGivesCompressedPacketsThatInflateToTheTrace() throws Exception {
     SocketProducer p = producer("app");
     TracingConsumer c = consumer();

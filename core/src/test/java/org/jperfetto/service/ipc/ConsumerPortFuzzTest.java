@@ -208,6 +208,7 @@ class ConsumerPortFuzzTest {
     };
   }
 
+  @SuppressWarnings("deprecation") // compression_type: the older way a config asks for deflate
   private static TraceConfig config(FuzzedDataProvider data) {
     TraceConfig.Builder b = TraceConfig.newBuilder();
     int buffers = data.consumeBoolean() ? data.consumeInt(0, 130) : data.consumeInt(0, 3);

@@ -117,7 +117,7 @@ class JtracedIT {
   void refusesASecondDaemonOnTheSameSockets() throws Exception {
     Path p = dir.resolve("p.sock");
     Path c = dir.resolve("c.sock");
-    try (ServiceHost first = ServiceHost.start(ServiceHost.Options.of(p.toString(), c.toString()))) {
+    try (ServiceHost _ = ServiceHost.start(ServiceHost.Options.of(p.toString(), c.toString()))) {
       Process second = new ProcessBuilder(java("--producer-socket", p.toString(), "--consumer-socket", c.toString()))
           .redirectErrorStream(true).start();
       String out = new String(second.getInputStream().readAllBytes(), StandardCharsets.UTF_8);

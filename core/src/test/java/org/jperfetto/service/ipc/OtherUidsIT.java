@@ -163,9 +163,16 @@ class OtherUidsIT extends SocketFixture {
 
     /** Closes its stdin: the child closes its connections and exits. */
     @Override
-    public void close() throws Exception {
+    public void close() throws IOException {
       process.getOutputStream().close();
-      if (!process.waitFor(10, TimeUnit.SECONDS)) {
+      boolean exited;
+      try {
+        exited = process.waitFor(10, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        exited = false;
+      }
+      if (!exited) {
         process.destroyForcibly();
       }
     }

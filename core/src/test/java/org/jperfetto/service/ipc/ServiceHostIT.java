@@ -46,7 +46,7 @@ class ServiceHostIT {
 
   @Test
   void consumerSocketModeCanBeWidened() throws Exception {
-    try (ServiceHost host = ServiceHost.start(options().withConsumerSocketMode(0660))) {
+    try (ServiceHost _ = ServiceHost.start(options().withConsumerSocketMode(0660))) {
       assertEquals("rw-rw----", mode(dir.resolve("c.sock")));
     }
   }
@@ -56,7 +56,7 @@ class ServiceHostIT {
     String path = dir.resolve("p.sock").toString();
     UnixSocket.listen(path, 1).close(); // leaves the file behind with nobody listening
     assertTrue(Files.exists(Path.of(path)));
-    try (ServiceHost host = ServiceHost.start(options());
+    try (ServiceHost _ = ServiceHost.start(options());
         SocketProducer p = SocketProducer.connect(path, "after-stale")) {
       assertTrue(p.client.isConnected());
     }
@@ -103,8 +103,8 @@ class ServiceHostIT {
     String a = dir.resolve("a.sock").toString();
     String b = dir.resolve("b.sock").toString();
     try (ServiceHost host = ServiceHost.start(ServiceHost.Options.of(a + "," + b, dir.resolve("c.sock").toString()));
-        SocketProducer pa = SocketProducer.connect(a, "on-a");
-        SocketProducer pb = SocketProducer.connect(b, "on-b")) {
+        SocketProducer _ = SocketProducer.connect(a, "on-a");
+        SocketProducer _ = SocketProducer.connect(b, "on-b")) {
       assertEquals(java.util.List.of(a, b), host.producerSockets());
       assertEquals(2, host.connectedProducers());
     }
@@ -114,7 +114,7 @@ class ServiceHostIT {
   void abstractSocketNamesWork() throws Exception {
     String name = "@jperfetto-test-" + ProcessHandle.current().pid() + "-" + System.nanoTime();
     try (ServiceHost host = ServiceHost.start(ServiceHost.Options.of(name + "-p", name + "-c"));
-        SocketProducer p = SocketProducer.connect(name + "-p", "abstract");
+        SocketProducer _ = SocketProducer.connect(name + "-p", "abstract");
         TracingConsumer c = TracingConsumer.connect(name + "-c")) {
       assertTrue(c.getTraceStats().get(10, TimeUnit.SECONDS) != null);
       assertEquals(1, host.connectedProducers());

@@ -68,7 +68,7 @@ class OtelAgentIT {
     Path agent = agentJar();
     String p = dir.resolve("p.sock").toString();
     String c = dir.resolve("c.sock").toString();
-    try (ServiceHost host = ServiceHost.start(ServiceHost.Options.of(p, c))) {
+    try (ServiceHost _ = ServiceHost.start(ServiceHost.Options.of(p, c))) {
       Process app = startApp(agent, extension, p, moreFlags, appProtobuf);
       try (BufferedReader out = new BufferedReader(new InputStreamReader(app.getInputStream(), StandardCharsets.UTF_8));
           Writer in = new OutputStreamWriter(app.getOutputStream(), StandardCharsets.UTF_8)) {
