@@ -33,7 +33,7 @@ public final class LocalTraceWriters implements AutoCloseable {
   }
 
   @Override
-  public void close() throws InterruptedException {
+  public void close() {
     sink.close();
   }
 }
