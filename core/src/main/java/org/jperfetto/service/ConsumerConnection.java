@@ -9,8 +9,8 @@ import org.jperfetto.protos.TraceStats;
 /** The service's side of one connected consumer: at most one tracing session at a time. */
 final class ConsumerConnection implements ConsumerEndpoint {
   /** The parts of the service a consumer's requests go to (the same for every consumer). */
-  record ServiceParts(ServiceState state, SessionLifecycle lifecycle, Flushes flushes, SessionReader reader,
-      SessionRequests requests, ServiceQueries queries) {}
+  record ServiceParts(ServiceState state, SessionLifecycle lifecycle, DataSources dataSources, Flushes flushes,
+      SessionReader reader, SessionRequests requests, ServiceQueries queries) {}
 
   private final ServiceParts service;
   private final ServiceState state;
@@ -76,7 +76,7 @@ final class ConsumerConnection implements ConsumerEndpoint {
   @Override
   public void observeEvents(int eventsMask) {
     state.checkThread();
-    service.lifecycle().dataSources().observeEvents(this, eventsMask);
+    service.dataSources().observeEvents(this, eventsMask);
   }
 
   @Override

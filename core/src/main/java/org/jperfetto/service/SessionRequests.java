@@ -2,6 +2,7 @@ package org.jperfetto.service;
 
 import java.util.Optional;
 import java.util.UUID;
+import java.util.function.Consumer;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 import org.jperfetto.protos.TraceConfig;
@@ -14,15 +15,19 @@ final class SessionRequests {
   private static final System.Logger LOG = System.getLogger(SessionRequests.class.getName());
 
   private final ServiceState state;
-  private final SessionLifecycle lifecycle;
+  private final DataSources dataSources;
   private final Flushes flushes;
   private final ClockSource clocks;
+  private final Consumer<TracingSession> drainIntoFile;
 
-  SessionRequests(ServiceState state, SessionLifecycle lifecycle, Flushes flushes, ClockSource clocks) {
+  /** @param drainIntoFile drains a write_into_file session into its file (and stops it once full) */
+  SessionRequests(ServiceState state, DataSources dataSources, Flushes flushes, ClockSource clocks,
+      Consumer<TracingSession> drainIntoFile) {
     this.state = state;
-    this.lifecycle = lifecycle;
+    this.dataSources = dataSources;
     this.flushes = flushes;
     this.clocks = clocks;
+    this.drainIntoFile = drainIntoFile;
   }
 
   /** ChangeTraceConfig: only producer_name_filter / producer_name_regex_filter may change. */
@@ -53,7 +58,7 @@ final class SessionRequests {
           + " producer_name_regex_filter";
     }
     s.config = updated;
-    lifecycle.dataSources().setUpInstances(s, true);
+    dataSources.setUpInstances(s, true);
     return "";
   }
 
@@ -160,7 +165,7 @@ final class SessionRequests {
     if (cloneFile != null) {
       clone.fileSink = cloneFile;
       clone.bytesWrittenIntoFile = copiedBytes;
-      lifecycle.drainIntoFile(clone); // flushed already: straight into the file, before the answer
+      drainIntoFile.accept(clone); // flushed already: straight into the file, before the answer
     }
     c.callbacks.onSessionCloned(true, "", uuid.getMostSignificantBits(), uuid.getLeastSignificantBits(),
         cloneFile != null);

@@ -88,10 +88,12 @@ public final class TracingService {
         remoteMachines);
     SessionLifecycle lifecycle = new SessionLifecycle(state, tasks, clocks, flushes, reader, queries, shmFactory);
     Triggers triggers = new Triggers(state, lifecycle, tasks, clocks);
-    SessionRequests requests = new SessionRequests(state, lifecycle, flushes, clocks);
-    this.producerParts = new ProducerConnection.ServiceParts(state, lifecycle.dataSources(), flushes, triggers,
-        queries);
-    this.consumerParts = new ConsumerConnection.ServiceParts(state, lifecycle, flushes, reader, requests, queries);
+    DataSources dataSources = lifecycle.dataSources();
+    SessionRequests requests = new SessionRequests(state, dataSources, flushes, clocks,
+        lifecycle::drainIntoFile);
+    this.producerParts = new ProducerConnection.ServiceParts(state, dataSources, flushes, triggers, queries);
+    this.consumerParts = new ConsumerConnection.ServiceParts(state, lifecycle, dataSources, flushes, reader,
+        requests, queries);
   }
 
   /** A service with JDK clocks and this process's uid. */
@@ -257,5 +259,4 @@ public final class TracingService {
     state.checkThread();
     return state.sessionCount();
   }
-
 }

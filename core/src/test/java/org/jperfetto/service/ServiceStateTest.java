@@ -20,7 +20,7 @@ class ServiceStateTest {
   private final ServiceState state = new ServiceState(new ManualTaskRunner(), SERVICE_UID);
 
   private ConsumerConnection consumer(int uid) {
-    return new ConsumerConnection(new ConsumerConnection.ServiceParts(state, null, null, null, null, null),
+    return new ConsumerConnection(new ConsumerConnection.ServiceParts(state, null, null, null, null, null, null),
         uid, null);
   }
 
