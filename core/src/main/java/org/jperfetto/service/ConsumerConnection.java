@@ -8,7 +8,12 @@ import org.jperfetto.protos.TraceStats;
 
 /** The service's side of one connected consumer: at most one tracing session at a time. */
 final class ConsumerConnection implements ConsumerEndpoint {
-  private final TracingService service;
+  /** The parts of the service a consumer's requests go to (the same for every consumer). */
+  record ServiceParts(ServiceState state, SessionLifecycle lifecycle, DataSources dataSources, Flushes flushes,
+      SessionReader reader, SessionRequests requests, ServiceQueries queries) {}
+
+  private final ServiceParts service;
+  private final ServiceState state;
   final int uid;
   final ConsumerCallbacks callbacks;
   TracingSession session;
@@ -21,16 +26,17 @@ final class ConsumerConnection implements ConsumerEndpoint {
     return (observedEvents & (1 << type.getNumber())) != 0;
   }
 
-  ConsumerConnection(TracingService service, int uid, ConsumerCallbacks callbacks) {
+  ConsumerConnection(ServiceParts service, int uid, ConsumerCallbacks callbacks) {
     this.service = service;
+    this.state = service.state();
     this.uid = uid;
     this.callbacks = callbacks;
   }
 
   @Override
   public String enableTracing(TraceConfig config, Optional<TraceFileSink> fileSink) {
-    service.checkThread();
-    String error = connected ? service.enableTracing(this, config, fileSink) : "consumer disconnected";
+    state.checkThread();
+    String error = connected ? service.lifecycle().enableTracing(this, config, fileSink) : "consumer disconnected";
     if (!error.isEmpty()) {
       callbacks.onTracingDisabled(error);
     }
@@ -39,86 +45,86 @@ final class ConsumerConnection implements ConsumerEndpoint {
 
   @Override
   public void startTracing() {
-    service.checkThread();
+    state.checkThread();
     if (session != null) {
-      service.startTracing(session);
+      service.lifecycle().startTracing(session);
     }
   }
 
   @Override
   public String changeTraceConfig(TraceConfig config) {
-    service.checkThread();
+    state.checkThread();
     return session == null
-        ? "no tracing session to change" : service.sessionRequests().changeTraceConfig(session, config);
+        ? "no tracing session to change" : service.requests().changeTraceConfig(session, config);
   }
 
   @Override
   public String detach(String key) {
-    service.checkThread();
+    state.checkThread();
     if (session == null) {
       return "no tracing session to detach";
     }
-    return service.sessionRequests().detach(this, key);
+    return service.requests().detach(this, key);
   }
 
   @Override
   public Optional<TraceConfig> attach(String key) {
-    service.checkThread();
-    return connected ? service.sessionRequests().attach(this, key) : Optional.empty();
+    state.checkThread();
+    return connected ? service.requests().attach(this, key) : Optional.empty();
   }
 
   @Override
   public void observeEvents(int eventsMask) {
-    service.checkThread();
-    service.observeEvents(this, eventsMask);
+    state.checkThread();
+    service.dataSources().observeEvents(this, eventsMask);
   }
 
   @Override
   public org.jperfetto.protos.TracingServiceState queryServiceState(boolean sessionsOnly) {
-    service.checkThread();
+    state.checkThread();
     return service.queries().serviceState(uid, sessionsOnly);
   }
 
   @Override
   public org.jperfetto.protos.TracingServiceCapabilities queryCapabilities() {
-    service.checkThread();
+    state.checkThread();
     return ServiceQueries.capabilities();
   }
 
   @Override
   public org.jperfetto.protos.SaveTraceForBugreportResponse saveTraceForBugreport() {
-    service.checkThread();
+    state.checkThread();
     return org.jperfetto.protos.SaveTraceForBugreportResponse.newBuilder().setSuccess(false)
         .setMsg("SaveTraceForBugreport is not supported by this service").build();
   }
 
   @Override
   public void cloneSession(long sessionId, String uniqueSessionName, Optional<TraceFileSink> outputFile) {
-    service.checkThread();
-    service.sessionRequests().cloneSession(this, sessionId, uniqueSessionName, outputFile);
+    state.checkThread();
+    service.requests().cloneSession(this, sessionId, uniqueSessionName, outputFile);
   }
 
   @Override
   public void disableTracing() {
-    service.checkThread();
+    state.checkThread();
     if (session != null) {
-      service.disableTracing(session);
+      service.lifecycle().disableTracing(session);
     }
   }
 
   @Override
   public void flush(long timeoutMs, long flags, Consumer<Boolean> done) {
-    service.checkThread();
+    state.checkThread();
     if (session == null) {
       done.accept(false);
       return;
     }
-    service.flush(session, timeoutMs, flags, done);
+    service.flushes().flush(session, timeoutMs, flags, done);
   }
 
   @Override
   public void readBuffers() {
-    service.checkThread();
+    state.checkThread();
     if (session == null) {
       callbacks.onTraceData(java.util.List.of(), false);
       return;
@@ -128,7 +134,7 @@ final class ConsumerConnection implements ConsumerEndpoint {
 
   @Override
   public void resumeReadBuffers() {
-    service.checkThread();
+    state.checkThread();
     if (session != null) {
       service.reader().resumeReadBuffers(session);
     }
@@ -136,27 +142,27 @@ final class ConsumerConnection implements ConsumerEndpoint {
 
   @Override
   public void freeBuffers() {
-    service.checkThread();
+    state.checkThread();
     if (session != null) {
-      service.freeSession(session);
+      service.lifecycle().freeSession(session);
     }
   }
 
   @Override
   public TraceStats traceStats() {
-    service.checkThread();
+    state.checkThread();
     return service.queries().traceStats(session);
   }
 
   @Override
   public void disconnect() {
-    service.checkThread();
+    state.checkThread();
     if (connected) {
       connected = false;
       if (session != null) {
-        service.freeSession(session);
+        service.lifecycle().freeSession(session);
       }
-      service.removeConsumer(this);
+      state.removeConsumer(this);
     }
   }
 }

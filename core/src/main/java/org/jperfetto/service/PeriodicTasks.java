@@ -1,5 +1,9 @@
 package org.jperfetto.service;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.Consumer;
 import org.jperfetto.protos.TraceConfig;
 
@@ -14,9 +18,21 @@ import org.jperfetto.protos.TraceConfig;
  * flush_period_ms; ENABLED flushes before every drain; DISABLED uses flush_period_ms.
  */
 final class PeriodicTasks {
-  private PeriodicTasks() {}
+  private final ServiceState state;
+  private final SessionTasks tasks;
+  private final Flushes flushes;
+  private final Consumer<TracingSession> drainIntoFile;
 
-  static void start(TracingService service, TracingSession s) {
+  /** @param drainIntoFile drains a write_into_file session into its file (and stops it once full) */
+  PeriodicTasks(ServiceState state, SessionTasks tasks, Flushes flushes, Consumer<TracingSession> drainIntoFile) {
+    this.state = state;
+    this.tasks = tasks;
+    this.flushes = flushes;
+    this.drainIntoFile = drainIntoFile;
+  }
+
+  /** Session s just started: arms its drains, flushes and clears. */
+  void start(TracingSession s) {
     long flushPeriod = Integer.toUnsignedLong(s.config.getFlushPeriodMs());
     if (s.fileSink != null) {
       long period = s.config.getFileWritePeriodMs() == 0 ? TracingService.DEFAULT_FILE_WRITE_PERIOD_MS
@@ -30,32 +46,44 @@ final class PeriodicTasks {
       if (auto || flushOnWrite) {
         flushPeriod = flushOnWrite ? 0 : TracingService.DEFAULT_FILE_WRITE_PERIOD_MS;
       }
-      every(service, s, period, flushOnWrite
-          ? live -> service.flush(live, 0, ServiceFlushFlags.PERIODIC, ok -> drainIfLive(service, live))
-          : service.reader()::drainIntoFile);
+      every(s, period, flushOnWrite
+          ? live -> flushes.flush(live, 0, ServiceFlushFlags.PERIODIC, ok -> drainIfLive(live))
+          : drainIntoFile);
     }
     if (flushPeriod > 0) {
-      every(service, s, Math.max(TracingService.MIN_PERIODIC_TASK_MS, flushPeriod),
-          live -> service.flush(live, 0, ServiceFlushFlags.PERIODIC, ok -> { }));
+      every(s, Math.max(TracingService.MIN_PERIODIC_TASK_MS, flushPeriod),
+          live -> flushes.flush(live, 0, ServiceFlushFlags.PERIODIC, ok -> { }));
     }
-    long clearPeriod = ClearPeriod.effectiveMs(s.config, service.defaultClearPeriodMs());
+    long clearPeriod = ClearPeriod.effectiveMs(s.config, state.defaultClearPeriodMs());
     if (clearPeriod > 0) {
-      every(service, s, Math.max(TracingService.MIN_PERIODIC_TASK_MS, clearPeriod),
-          service::clearIncrementalState);
+      every(s, Math.max(TracingService.MIN_PERIODIC_TASK_MS, clearPeriod), this::clearIncrementalState);
     }
   }
 
   /** After a flush's answer: the drain, if the session still traces. */
-  private static void drainIfLive(TracingService service, TracingSession s) {
-    service.sessionTasks().runIfLive(s.id, SessionTasks.in(TracingSession.State.STARTED),
-        service.reader()::drainIntoFile);
+  private void drainIfLive(TracingSession s) {
+    tasks.runIfLive(s.id, SessionTasks.in(TracingSession.State.STARTED), drainIntoFile);
   }
 
-  private static void every(TracingService service, TracingSession s, long periodMs,
-      Consumer<TracingSession> task) {
-    service.sessionTasks().after(periodMs, s, SessionTasks.in(TracingSession.State.STARTED), live -> {
+  private void every(TracingSession s, long periodMs, Consumer<TracingSession> task) {
+    tasks.after(periodMs, s, SessionTasks.in(TracingSession.State.STARTED), live -> {
       task.accept(live);
-      every(service, live, periodMs, task);
+      every(live, periodMs, task);
     });
+  }
+
+  /** clear_incremental_state to every producer with instances that handle it. */
+  private void clearIncrementalState(TracingSession s) {
+    Map<Integer, List<Long>> byProducer = new TreeMap<>();
+    for (DataSourceInstance inst : s.instances) {
+      if (inst.descriptor.getHandlesIncrementalStateClear()
+          && inst.state == DataSourceInstance.State.STARTED) {
+        byProducer.computeIfAbsent(inst.producerId, k -> new ArrayList<>()).add(inst.instanceId);
+      }
+    }
+    for (Map.Entry<Integer, List<Long>> e : byProducer.entrySet()) {
+      state.producer(e.getKey()).callbacks.clearIncrementalState(
+          e.getValue().stream().mapToLong(Long::longValue).toArray());
+    }
   }
 }

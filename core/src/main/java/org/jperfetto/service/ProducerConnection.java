@@ -13,6 +13,7 @@ import org.jperfetto.abi.UntrustedChunkReader;
 import org.jperfetto.protos.CommitDataRequest;
 import org.jperfetto.protos.DataSourceDescriptor;
 import org.jperfetto.service.buffer.PatchBatch;
+import org.jperfetto.service.buffer.TraceBuffer;
 
 /**
  * The service's side of one connected producer (upstream's ProducerEndpointImpl): its SMB, the
@@ -27,7 +28,13 @@ final class ProducerConnection implements ProducerEndpoint {
   /** Largest chunk a producer may pass inline in CommitData (ChunksToMove.data). */
   static final int MAX_INLINE_CHUNK_SIZE = SharedMemoryAbi.MAX_PAGE_SIZE - 8;
 
-  private final TracingService service;
+  /** The parts of the service a producer's requests go to (the same for every producer). */
+  record ServiceParts(ServiceState state, DataSources dataSources, Flushes flushes, Triggers triggers,
+      ServiceQueries counters) {}
+
+  private final ServiceParts service;
+  private final ServiceState state;
+  private final ServiceQueries counters;
   final int id;
   final ClientIdentity identity;
   final String name;
@@ -48,9 +55,11 @@ final class ProducerConnection implements ProducerEndpoint {
   private long abiViolations;
   private boolean refusedDataSource;
 
-  ProducerConnection(TracingService service, int id, ClientIdentity identity, String name,
+  ProducerConnection(ServiceParts service, int id, ClientIdentity identity, String name,
       String sdkVersion, ProducerCallbacks callbacks, long smbSizeHint, long pageSizeHint) {
     this.service = service;
+    this.state = service.state();
+    this.counters = service.counters();
     this.id = id;
     this.identity = identity;
     this.name = name;
@@ -110,10 +119,6 @@ final class ProducerConnection implements ProducerEndpoint {
     return allowedBuffers.containsKey(bufferId);
   }
 
-  Integer bufferForWriter(int writerId) {
-    return writers.get(writerId);
-  }
-
   /** True the first time it is asked: the service logs only a producer's first refused data source. */
   boolean firstRefusal() {
     boolean first = !refusedDataSource;
@@ -126,32 +131,32 @@ final class ProducerConnection implements ProducerEndpoint {
 
   @Override
   public String registerDataSource(DataSourceDescriptor descriptor) {
-    service.checkThread();
+    state.checkThread();
     if (!connected) {
       return "producer disconnected";
     }
-    return service.registerDataSource(this, descriptor);
+    return service.dataSources().register(this, descriptor);
   }
 
   @Override
   public void unregisterDataSource(String dataSourceName) {
-    service.checkThread();
+    state.checkThread();
     if (connected) {
-      service.unregisterDataSource(this, dataSourceName);
+      service.dataSources().unregister(this, dataSourceName);
     }
   }
 
   @Override
   public void updateDataSource(DataSourceDescriptor descriptor) {
-    service.checkThread();
+    state.checkThread();
     if (connected) {
-      service.updateDataSource(this, descriptor);
+      service.dataSources().update(this, descriptor);
     }
   }
 
   @Override
   public void commitData(CommitDataRequest request, Runnable ack) {
-    service.checkThread();
+    state.checkThread();
     if (!connected) {
       return;
     }
@@ -173,7 +178,7 @@ final class ProducerConnection implements ProducerEndpoint {
 
   @Override
   public boolean commitChunk(int page, int chunk, int targetBuffer) {
-    service.checkThread();
+    state.checkThread();
     if (!connected) {
       return false;
     }
@@ -183,12 +188,12 @@ final class ProducerConnection implements ProducerEndpoint {
 
   @Override
   public void endCommit(long flushRequestId) {
-    service.checkThread();
+    state.checkThread();
     if (!connected) {
       return;
     }
     if (flushRequestId != 0) {
-      service.notifyFlushDone(this, flushRequestId);
+      service.flushes().acked(id, flushRequestId);
     }
     checkViolations();
   }
@@ -196,7 +201,7 @@ final class ProducerConnection implements ProducerEndpoint {
   /** Copies a committed SMB chunk into its buffer and frees it (page, chunk: untrusted). */
   private void moveChunk(int page, int chunk, int targetBuffer) {
     if (reader == null) {
-      service.queries().countDiscardedChunk(); // committed before any SMB was set up
+      counters.countDiscardedChunk(); // committed before any SMB was set up
       return;
     }
     ChunkReadResult r = reader.acquireCommitted(page, chunk);
@@ -242,7 +247,7 @@ final class ProducerConnection implements ProducerEndpoint {
 
   private void copyIfAllowed(int writerId, int chunkId, int bufferId, int packetCount, int flags,
       boolean complete, MemorySegment src, long offset, long size) {
-    String refused = service.copyChunk(this, writerId, chunkId, bufferId, packetCount, flags,
+    String refused = copyChunk(writerId, chunkId, bufferId, packetCount, flags,
         complete, src, offset, size);
     if (refused != null) {
       violation(refused);
@@ -262,15 +267,21 @@ final class ProducerConnection implements ProducerEndpoint {
   @Override
   public void patchChunk(int targetBuffer, int writerId, int chunkId, PatchBatch patches,
       boolean morePatches) {
-    service.checkThread();
+    state.checkThread();
     if (!connected) {
       return;
     }
     if (writerId == 0 || Integer.compareUnsigned(writerId, ChunkHeader.MAX_WRITER_ID) > 0) {
-      service.queries().countDiscardedPatches(patches.count());
+      counters.countDiscardedPatches(patches.count());
       return;
     }
-    service.patchChunk(this, targetBuffer, writerId, chunkId, patches, morePatches);
+    TraceBuffer buf = state.buffer(targetBuffer);
+    if (buf == null || buf.isReadOnly()) {
+      counters.countDiscardedPatches(patches.count());
+      return;
+    }
+    // TraceBuffer finds the chunk by this producer's id only.
+    buf.tryPatchChunkContents(id, writerId, chunkId, patches, morePatches);
   }
 
   /**
@@ -278,7 +289,7 @@ final class ProducerConnection implements ProducerEndpoint {
    * committed, or being written with finished fragments, without changing their state.
    */
   void scrapeSharedMemory() {
-    if (reader == null || !service.smbScrapingEnabled()) {
+    if (reader == null || !state.smbScraping()) {
       return;
     }
     MemorySegment seg = smb.segment();
@@ -293,7 +304,7 @@ final class ProducerConnection implements ProducerEndpoint {
         if (buffer == null || !isAllowedTargetBuffer(buffer)) {
           continue; // where this writer's data goes is known only for registered writers
         }
-        service.copyChunk(this, reader.writerId(), reader.chunkId(), buffer, reader.packetCount(),
+        copyChunk(reader.writerId(), reader.chunkId(), buffer, reader.packetCount(),
             reader.flags(), reader.complete(), seg, reader.payloadOffset(), reader.payloadSize());
       }
     }
@@ -301,7 +312,7 @@ final class ProducerConnection implements ProducerEndpoint {
 
   @Override
   public void registerTraceWriter(int writerId, int targetBuffer) {
-    service.checkThread();
+    state.checkThread();
     if (connected && writerId > 0 && writerId <= ChunkHeader.MAX_WRITER_ID) {
       writers.put(writerId, targetBuffer);
     }
@@ -309,29 +320,29 @@ final class ProducerConnection implements ProducerEndpoint {
 
   @Override
   public void unregisterTraceWriter(int writerId) {
-    service.checkThread();
+    state.checkThread();
     writers.remove(writerId);
   }
 
   @Override
   public void notifyDataSourceStarted(long instanceId) {
-    service.checkThread();
+    state.checkThread();
     if (connected) {
-      service.notifyDataSourceStarted(this, instanceId);
+      service.dataSources().started(this, instanceId);
     }
   }
 
   @Override
   public void notifyDataSourceStopped(long instanceId) {
-    service.checkThread();
+    state.checkThread();
     if (connected) {
-      service.notifyDataSourceStopped(this, instanceId);
+      service.dataSources().stopped(this, instanceId);
     }
   }
 
   @Override
   public void activateTriggers(List<String> triggerNames) {
-    service.checkThread();
+    state.checkThread();
     if (!connected) {
       return;
     }
@@ -340,20 +351,60 @@ final class ProducerConnection implements ProducerEndpoint {
 
   @Override
   public void sync(Runnable done) {
-    service.checkThread();
+    state.checkThread();
     // Every command to the producer is a direct callback on this thread: all are out already.
     done.run();
   }
 
   @Override
   public void disconnect() {
-    service.checkThread();
+    state.checkThread();
     if (connected) {
-      service.disconnectProducer(this, null);
+      unlink(null);
     }
   }
 
-  /** Marks the connection gone and frees the SMB (called by the service once it is unlinked). */
+  /**
+   * Copies one chunk of this producer into buffer bufferId. Returns null, or why the copy was
+   * refused (the buffer is not one of this producer's sessions', or not the one its writer
+   * registered for).
+   */
+  private String copyChunk(int writerId, int chunkId, int bufferId, int packetCount, int flags,
+      boolean complete, MemorySegment src, long offset, long size) {
+    TraceBuffer buf = state.buffer(bufferId);
+    if (buf == null || buf.isReadOnly()) {
+      counters.countDiscardedChunk(); // the session is gone or stopped: a late commit, not an offence
+      return null;
+    }
+    if (!isAllowedTargetBuffer(bufferId)) {
+      counters.countDiscardedChunk();
+      return "write into a buffer of another session: buffer=" + bufferId + " writer=" + writerId;
+    }
+    Integer registered = writers.get(writerId);
+    if (registered != null && registered != bufferId) {
+      counters.countDiscardedChunk();
+      return "writer registered for buffer " + registered + " wrote into buffer " + bufferId
+          + ": writer=" + writerId;
+    }
+    buf.copyChunkUntrusted(id, identity.uid(), identity.pid(), identity.machineId(), writerId, chunkId,
+        packetCount, flags, complete, src, offset, size);
+    return null;
+  }
+
+  /** Unlinks this producer: scrapes its SMB, ends its data source instances, frees its state. */
+  private void unlink(String reasonIfKicked) {
+    scrapeSharedMemory();
+    service.dataSources().producerGone(this);
+    state.removeProducer(this);
+    markDisconnected();
+    if (reasonIfKicked != null) {
+      LOG.log(System.Logger.Level.WARNING, "disconnecting producer {0} \"{1}\": {2}", id, name,
+          reasonIfKicked);
+      callbacks.onDisconnectedByService(reasonIfKicked);
+    }
+  }
+
+  /** Marks the connection gone and frees the SMB (on unlinking, or when lockdown mode refused it). */
   void markDisconnected() {
     connected = false;
     writers.clear();
@@ -365,7 +416,7 @@ final class ProducerConnection implements ProducerEndpoint {
 
   private void violation(String what) {
     abiViolations++;
-    service.queries().countAbiViolation();
+    counters.countAbiViolation();
     if (abiViolations <= 4) {
       LOG.log(System.Logger.Level.WARNING, "producer {0} \"{1}\": {2}", id, name, what);
     }
@@ -373,7 +424,7 @@ final class ProducerConnection implements ProducerEndpoint {
 
   private void checkViolations() {
     if (connected && abiViolations > MAX_ABI_VIOLATIONS) {
-      service.disconnectProducer(this, "too many ABI violations: producer=" + id + " violations="
+      unlink("too many ABI violations: producer=" + id + " violations="
           + abiViolations);
     }
   }

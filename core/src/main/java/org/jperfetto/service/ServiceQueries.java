@@ -13,7 +13,7 @@ import org.jperfetto.service.buffer.TraceBuffer;
  * counters behind them.
  */
 final class ServiceQueries {
-  private final TracingService service;
+  private final ServiceState state;
 
   private long producersSeen;
   private long dataSourcesSeen;
@@ -22,8 +22,8 @@ final class ServiceQueries {
   private long abiViolations;
   private long dataSourcesRefused;
 
-  ServiceQueries(TracingService service) {
-    this.service = service;
+  ServiceQueries(ServiceState state) {
+    this.state = state;
   }
 
   void countProducerConnected() {
@@ -63,9 +63,9 @@ final class ServiceQueries {
     TracingServiceState.Builder st = TracingServiceState.newBuilder()
         .setSupportsTracingSessions(true)
         .setTracingServiceVersion(ServicePackets.SERVICE_VERSION)
-        .setNumSessions(service.sessions().size());
+        .setNumSessions(state.sessionCount());
     int started = 0;
-    for (TracingSession s : service.sessions()) {
+    for (TracingSession s : state.sessions()) {
       if (s.state == TracingSession.State.STARTED) {
         started++;
       }
@@ -85,7 +85,7 @@ final class ServiceQueries {
     }
     st.setNumSessionsStarted(started);
     if (!sessionsOnly) {
-      for (ProducerConnection p : service.producers()) {
+      for (ProducerConnection p : state.producers()) {
         TracingServiceState.Producer.Builder b = TracingServiceState.Producer.newBuilder().setId(p.id)
             .setName(p.name).setUid(p.identity.uid()).setPid(p.identity.pid()).setSdkVersion(p.sdkVersion);
         if (!p.identity.isHostMachine()) { // as traced: machine info for relayed producers only
@@ -96,7 +96,7 @@ final class ServiceQueries {
         }
         st.addProducers(b);
       }
-      for (TracingService.RegisteredDataSource r : service.dataSources()) {
+      for (RegisteredDataSource r : state.dataSources()) {
         st.addDataSources(TracingServiceState.DataSource.newBuilder()
             .setDsDescriptor(r.descriptor()).setProducerId(r.producerId()));
       }
@@ -119,12 +119,12 @@ final class ServiceQueries {
   /** Service-wide counters, and the buffers and session counters of s if not null. */
   TraceStats traceStats(TracingSession s) {
     TraceStats.Builder t = TraceStats.newBuilder()
-        .setProducersConnected(service.producers().size())
+        .setProducersConnected(state.producerCount())
         .setProducersSeen(producersSeen)
-        .setDataSourcesRegistered(service.dataSources().size())
+        .setDataSourcesRegistered(state.dataSources().size())
         .setDataSourcesSeen(dataSourcesSeen)
-        .setTracingSessions(service.sessions().size())
-        .setTotalBuffers(service.bufferCount())
+        .setTracingSessions(state.sessionCount())
+        .setTotalBuffers(state.bufferCount())
         .setChunksDiscarded(chunksDiscarded)
         .setPatchesDiscarded(patchesDiscarded);
     if (s != null) {
@@ -135,7 +135,7 @@ final class ServiceQueries {
           .setFinalFlushOutcome(s.finalFlushOutcome);
       TraceBuffer[] sessionBuffers = new TraceBuffer[s.bufferIds.length];
       for (int i = 0; i < s.bufferIds.length; i++) {
-        TraceBuffer b = sessionBuffers[i] = service.buffer(s.bufferIds[i]);
+        TraceBuffer b = sessionBuffers[i] = state.buffer(s.bufferIds[i]);
         if (b != null) {
           t.addBufferStats(BufferStatsMapper.toProto(b.stats()));
         }

@@ -16,15 +16,20 @@ import org.jperfetto.service.buffer.TraceBuffer;
 final class SessionReader {
   private static final System.Logger LOG = System.getLogger(SessionReader.class.getName());
 
-  private final TracingService service;
+  private final ServiceState state;
   private final ServicePackets servicePackets;
   private final ClockSource clocks;
+  private final ServiceQueries queries;
+  private final RemoteMachines remoteMachines;
   private final BufferedPacket readPacket = new BufferedPacket();
 
-  SessionReader(TracingService service, ServicePackets servicePackets, ClockSource clocks) {
-    this.service = service;
+  SessionReader(ServiceState state, ServicePackets servicePackets, ClockSource clocks, ServiceQueries queries,
+      RemoteMachines remoteMachines) {
+    this.state = state;
     this.servicePackets = servicePackets;
     this.clocks = clocks;
+    this.queries = queries;
+    this.remoteMachines = remoteMachines;
   }
 
   /**
@@ -64,10 +69,15 @@ final class SessionReader {
     }
   }
 
-  /** write_into_file: drains the buffers into the file; disables tracing once it is full. */
-  void drainIntoFile(TracingSession s) {
+  /**
+   * write_into_file: drains the buffers into the file.
+   *
+   * @return true once the file takes no more (full, or writing failed: see fileWriteError): the
+   *     session has no file any more and must stop
+   */
+  boolean drainIntoFile(TracingSession s) {
     if (s.fileSink == null) {
-      return;
+      return false;
     }
     TraceFileDrain drain = new TraceFileDrain(s.fileSink, s.bytesWrittenIntoFile,
         s.config.getMaxFileSizeBytes());
@@ -90,8 +100,9 @@ final class SessionReader {
             s.bytesWrittenIntoFile);
       }
       s.fileSink = null;
-      service.disableTracing(s);
+      return true;
     }
+    return false;
   }
 
   /** Nothing is handed out before the trigger that starts (or, cloned aside, stops) the session. */
@@ -120,7 +131,7 @@ final class SessionReader {
       c.headDone = true;
     }
     for (; c.bufferIndex < s.bufferIds.length; c.bufferIndex++, c.bufferBegun = false) {
-      TraceBuffer buf = service.buffer(s.bufferIds[c.bufferIndex]);
+      TraceBuffer buf = state.buffer(s.bufferIds[c.bufferIndex]);
       if (buf == null) {
         continue; // freed under a paused read
       }
@@ -169,13 +180,12 @@ final class SessionReader {
       batch.addPacket(servicePackets.traceProvenance(provenance(s)));
       if (!builtin.disableSystemInfo) {
         batch.addPacket(servicePackets.systemInfo());
-        service.remoteMachines().systemInfoPackets(servicePackets.serviceUid()).forEach(batch::addPacket);
+        remoteMachines.systemInfoPackets(servicePackets.serviceUid()).forEach(batch::addPacket);
       }
       s.didEmitInitialPackets = true;
     }
-    RemoteMachines remote = service.remoteMachines();
-    if (!builtin.disableClockSnapshotting && !s.didEmitRemoteClockSync && !remote.isEmpty()) {
-      remote.clockSyncPackets(servicePackets.serviceUid()).forEach(batch::addPacket);
+    if (!builtin.disableClockSnapshotting && !s.didEmitRemoteClockSync && !remoteMachines.isEmpty()) {
+      remoteMachines.clockSyncPackets(servicePackets.serviceUid()).forEach(batch::addPacket);
       s.didEmitRemoteClockSync = true;
     }
     if (!builtin.disableServiceEvents) {
@@ -193,7 +203,7 @@ final class SessionReader {
       emitLifecycleEvents(s, batch);
     }
     if (s.shouldEmitStats) {
-      batch.addPacket(servicePackets.traceStats(service.queries().traceStats(s)));
+      batch.addPacket(servicePackets.traceStats(queries.traceStats(s)));
       s.shouldEmitStats = false;
     }
   }
@@ -203,7 +213,7 @@ final class SessionReader {
     TraceProvenance.Builder p = TraceProvenance.newBuilder();
     for (int id : s.bufferIds) {
       TraceProvenance.Buffer.Builder b = p.addBuffersBuilder();
-      TraceBuffer buf = service.buffer(id);
+      TraceBuffer buf = state.buffer(id);
       if (buf != null) {
         buf.forEachWriter((producer, writer) -> b.addSequences(TraceProvenance.Sequence
             .newBuilder().setId(s.sequenceIdFor(producer, writer)).setProducerId(producer)));

@@ -2,6 +2,7 @@ package org.jperfetto.service;
 
 import java.util.Optional;
 import java.util.UUID;
+import java.util.function.Consumer;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 import org.jperfetto.protos.TraceConfig;
@@ -13,12 +14,20 @@ import org.jperfetto.protos.TraceConfig;
 final class SessionRequests {
   private static final System.Logger LOG = System.getLogger(SessionRequests.class.getName());
 
-  private final TracingService service;
+  private final ServiceState state;
+  private final DataSources dataSources;
+  private final Flushes flushes;
   private final ClockSource clocks;
+  private final Consumer<TracingSession> drainIntoFile;
 
-  SessionRequests(TracingService service, ClockSource clocks) {
-    this.service = service;
+  /** @param drainIntoFile drains a write_into_file session into its file (and stops it once full) */
+  SessionRequests(ServiceState state, DataSources dataSources, Flushes flushes, ClockSource clocks,
+      Consumer<TracingSession> drainIntoFile) {
+    this.state = state;
+    this.dataSources = dataSources;
+    this.flushes = flushes;
     this.clocks = clocks;
+    this.drainIntoFile = drainIntoFile;
   }
 
   /** ChangeTraceConfig: only producer_name_filter / producer_name_regex_filter may change. */
@@ -49,16 +58,14 @@ final class SessionRequests {
           + " producer_name_regex_filter";
     }
     s.config = updated;
-    service.setUpInstances(s, true);
+    dataSources.setUpInstances(s, true);
     return "";
   }
 
   String detach(ConsumerConnection c, String key) {
     TracingSession s = c.session;
-    for (TracingSession other : service.sessions()) {
-      if (other.consumerUid == c.uid && key.equals(other.detachKey)) {
-        return "a session of uid " + c.uid + " is already detached with key \"" + key + "\"";
-      }
+    if (state.detachedSession(c.uid, key) != null) {
+      return "a session of uid " + c.uid + " is already detached with key \"" + key + "\"";
     }
     s.consumer = null;
     s.readCursor = null; // a read in progress ends here; the next owner reads afresh
@@ -73,15 +80,14 @@ final class SessionRequests {
           c.session.id);
       return Optional.empty();
     }
-    for (TracingSession s : service.sessions()) {
-      if (s.consumerUid == c.uid && key.equals(s.detachKey)) {
-        s.detachKey = null;
-        s.consumer = c;
-        c.session = s;
-        return Optional.of(s.config);
-      }
+    TracingSession s = state.detachedSession(c.uid, key);
+    if (s == null) {
+      return Optional.empty();
     }
-    return Optional.empty();
+    s.detachKey = null;
+    s.consumer = c;
+    c.session = s;
+    return Optional.of(s.config);
   }
 
   /**
@@ -95,21 +101,13 @@ final class SessionRequests {
     if (c.session != null) {
       error = "The consumer is already attached to another tracing session";
     } else {
-      for (TracingSession s : service.sessions()) {
-        boolean match = uniqueName.isEmpty() ? s.id == sessionId
-            : s.state != TracingSession.State.CLONED_READ_ONLY
-                && uniqueName.equals(s.config.getUniqueSessionName());
-        if (match) {
-          src = s;
-          break;
-        }
-      }
+      src = uniqueName.isEmpty() ? state.liveSession(sessionId) : state.sessionNamed(uniqueName);
       if (src == null) {
         error = "Tracing session not found";
       } else if (c.uid != 0 && c.uid != src.consumerUid) {
         error = "Not allowed to clone a session from another UID";
-      } else if (service.sessions().size() >= TracingService.MAX_SESSIONS) {
-        error = "Too many concurrent tracing sessions (" + service.sessions().size() + ")";
+      } else if (state.sessionCount() >= TracingService.MAX_SESSIONS) {
+        error = "Too many concurrent tracing sessions (" + state.sessionCount() + ")";
       } else if (src.fileSink != null && outputFile.isEmpty()) {
         error = "Failed to clone 'write_into_file' session: a file descriptor is required to copy"
             + " existing file";
@@ -121,7 +119,7 @@ final class SessionRequests {
     }
     long srcId = src.id;
     if (src.state == TracingSession.State.STARTED) {
-      service.flush(src, 0, ServiceFlushFlags.TRACE_CLONE, ok -> finishClone(c, srcId, outputFile));
+      flushes.flush(src, 0, ServiceFlushFlags.TRACE_CLONE, ok -> finishClone(c, srcId, outputFile));
     } else {
       finishClone(c, srcId, outputFile);
     }
@@ -129,15 +127,15 @@ final class SessionRequests {
 
   private void finishClone(ConsumerConnection c, long srcId,
       Optional<ConsumerEndpoint.TraceFileSink> outputFile) {
-    TracingSession src = service.liveSession(srcId);
-    if (src == null || c.session != null || !service.hasConsumer(c)) {
-      if (service.hasConsumer(c)) {
+    TracingSession src = state.liveSession(srcId);
+    if (src == null || c.session != null || !state.hasConsumer(c)) {
+      if (state.hasConsumer(c)) {
         c.callbacks.onSessionCloned(false, src == null ? "The tracing session ended while cloning"
             : "The consumer is already attached to another tracing session", 0, 0, false);
       }
       return;
     }
-    if (service.bufferCount() + src.bufferIds.length > TracingService.MAX_ID) {
+    if (!state.hasIdsForBuffers(src.bufferIds.length)) {
       c.callbacks.onSessionCloned(false, "Buffer id allocation failed", 0, 0, false);
       return;
     }
@@ -156,10 +154,10 @@ final class SessionRequests {
     }
     int[] ids = new int[src.bufferIds.length];
     for (int i = 0; i < ids.length; i++) {
-      ids[i] = service.addBuffer(service.buffer(src.bufferIds[i]).copy());
+      ids[i] = state.addBuffer(state.buffer(src.bufferIds[i]).copy());
     }
     UUID uuid = UUID.randomUUID();
-    TracingSession clone = service.newSession(c, src.config, ids, uuid);
+    TracingSession clone = state.newSession(c, src.config, ids, uuid);
     clone.state = TracingSession.State.CLONED_READ_ONLY;
     clone.clockSnapshots.add(clocks.snapshot());
     clone.receivedTriggers.addAll(src.receivedTriggers);
@@ -167,7 +165,7 @@ final class SessionRequests {
     if (cloneFile != null) {
       clone.fileSink = cloneFile;
       clone.bytesWrittenIntoFile = copiedBytes;
-      service.reader().drainIntoFile(clone); // flushed already: straight into the file, before the answer
+      drainIntoFile.accept(clone); // flushed already: straight into the file, before the answer
     }
     c.callbacks.onSessionCloned(true, "", uuid.getMostSignificantBits(), uuid.getLeastSignificantBits(),
         cloneFile != null);

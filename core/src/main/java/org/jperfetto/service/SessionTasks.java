@@ -1,6 +1,5 @@
 package org.jperfetto.service;
 
-import java.util.Map;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
 
@@ -11,12 +10,12 @@ import java.util.function.Predicate;
  */
 final class SessionTasks {
   private final TaskRunner runner;
-  private final Map<Long, TracingSession> sessions;
+  private final ServiceState state;
 
-  /** @param sessions the service's live sessions by id, read when a task runs */
-  SessionTasks(TaskRunner runner, Map<Long, TracingSession> sessions) {
+  /** @param state holds the live sessions by id, looked up when a task runs */
+  SessionTasks(TaskRunner runner, ServiceState state) {
     this.runner = runner;
-    this.sessions = sessions;
+    this.state = state;
   }
 
   /**
@@ -35,7 +34,7 @@ final class SessionTasks {
    * comes back later by another path (a flush's answer).
    */
   void runIfLive(long sessionId, Predicate<TracingSession> stillDue, Consumer<TracingSession> task) {
-    TracingSession live = sessions.get(sessionId);
+    TracingSession live = state.liveSession(sessionId);
     if (live != null && stillDue.test(live)) {
       task.accept(live);
     }

@@ -10,48 +10,27 @@ import org.jperfetto.protos.TraceConfig;
 import org.jperfetto.protos.TraceConfig.TriggerConfig.TriggerMode;
 
 /**
- * Trigger configs, on the service thread: the timeouts of sessions that wait for a trigger, and
- * ActivateTriggers from producers, which start (START_TRACING), stop (STOP_TRACING) or announce a
- * snapshot of (CLONE_SNAPSHOT) the sessions whose trigger_config names them.
+ * Trigger configs, on the service thread: ActivateTriggers from producers, which start
+ * (START_TRACING), stop (STOP_TRACING) or announce a snapshot of (CLONE_SNAPSHOT) the sessions
+ * whose trigger_config names them. The timeouts of sessions waiting for a trigger are
+ * {@link SessionLifecycle}'s, with the session's other timers.
  */
 final class Triggers {
-  private static final System.Logger LOG = System.getLogger(Triggers.class.getName());
   private static final long DAY_NS = 24L * 3600 * 1_000_000_000L;
 
-  private final TracingService service;
+  private final ServiceState state;
+  private final SessionLifecycle lifecycle;
   private final SessionTasks tasks;
   private final ClockSource clocks;
   /** Trigger hits over the last 24 h, for max_per_24_h: {name hash, timestamp ns}. */
   private final ArrayDeque<long[]> history = new ArrayDeque<>();
   private final Random random = new Random();
 
-  Triggers(TracingService service, SessionTasks tasks, ClockSource clocks) {
-    this.service = service;
+  Triggers(ServiceState state, SessionLifecycle lifecycle, SessionTasks tasks, ClockSource clocks) {
+    this.state = state;
+    this.lifecycle = lifecycle;
     this.tasks = tasks;
     this.clocks = clocks;
-  }
-
-  /** A START_TRACING session just configured: it ends if no trigger comes in trigger_timeout_ms. */
-  void armStartTimeout(TracingSession s) {
-    s.triggerTimer = tasks.after(timeoutMs(s), s, SessionTasks.in(TracingSession.State.CONFIGURED), live -> {
-      LOG.log(System.Logger.Level.INFO, "session {0}: no START_TRACING trigger in {1} ms",
-          live.id, live.config.getTriggerConfig().getTriggerTimeoutMs());
-      service.disableTracing(live);
-    });
-  }
-
-  /** A session just started: STOP_TRACING and CLONE_SNAPSHOT ones end if no trigger comes in time. */
-  void armStopTimeout(TracingSession s) {
-    TriggerMode mode = s.triggerMode();
-    if (mode == TriggerMode.STOP_TRACING || mode == TriggerMode.CLONE_SNAPSHOT) {
-      s.triggerTimer = tasks.after(timeoutMs(s), s,
-          live -> live.state == TracingSession.State.STARTED && live.receivedTriggers.isEmpty(),
-          service::flushAndDisable);
-    }
-  }
-
-  private static long timeoutMs(TracingSession s) {
-    return Integer.toUnsignedLong(s.config.getTriggerConfig().getTriggerTimeoutMs());
   }
 
   /** ActivateTriggers from producer p: starts, stops or snapshots the sessions that wait for them. */
@@ -62,7 +41,7 @@ final class Triggers {
     }
     for (String name : names) {
       boolean matched = false;
-      for (TracingSession s : List.copyOf(service.sessions())) {
+      for (TracingSession s : List.copyOf(state.sessions())) {
         TriggerMode mode = s.triggerMode();
         if (mode == TriggerMode.UNSPECIFIED
             || s.state == TracingSession.State.CLONED_READ_ONLY
@@ -114,13 +93,13 @@ final class Triggers {
           SessionTasks.cancel(s.triggerTimer);
           // The trigger's stop_delay_ms becomes the trace duration.
           s.config = s.config.toBuilder().setDurationMs((int) t.stopDelayMs()).build();
-          service.startTracing(s);
+          lifecycle.startTracing(s);
         }
       }
       case STOP_TRACING -> {
         if (first) {
           tasks.after(t.stopDelayMs(), s, SessionTasks.in(TracingSession.State.STARTED),
-              service::flushAndDisable);
+              lifecycle::flushAndDisable);
         }
       }
       case CLONE_SNAPSHOT -> tasks.after(t.stopDelayMs(), s, SessionTasks.always(), live -> {
