@@ -174,6 +174,23 @@ class DemoIT {
     assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(15), "bounded wait");
   }
 
+  /**
+   * The command that trains the image's jperfetto cache (scripts/train-image.sh): through a running
+   * service, into /dev/null, the whole session still read out.
+   */
+  @Test
+  void systemIntoARunningServiceAsTheImagesTrainingRunsIt() throws Exception {
+    try (ServiceHost host = ServiceHost.start(ServiceHost.Options.of(dir.resolve("p.sock").toString(),
+        dir.resolve("c.sock").toString()))) {
+      assertEquals(0, new Demo().run(new String[] {"--system", "-t", "1s", "-o", "/dev/null"}, context()), err());
+    }
+    java.util.regex.Matcher wrote = java.util.regex.Pattern.compile("Wrote ([0-9]+) bytes into /dev/null")
+        .matcher(err());
+    assertTrue(wrote.find(), err());
+    assertTrue(Long.parseLong(wrote.group(1)) > 10_000, () -> "the demo's events were read out: " + err());
+    assertFalse(err().contains("in-process"), () -> "the running service, not an embedded one: " + err());
+  }
+
   @Test
   void systemWithoutAServiceIsAnError() throws Exception {
     assertEquals(1, new Demo().run(new String[] {"--system", "-t", "1s", "-o", dir.resolve("x").toString()},
