@@ -1,11 +1,11 @@
 #!/bin/sh
 # Builds the jperfetto runtime image: jlink over our module and the modular protobuf-java, then
-# the launchers, then (when the image has them) an AppCDS/AOT training run.
+# the launchers.
 #
 #   scripts/build-image.sh OUTPUT MODULE_PATH NAME=MODULE/MAINCLASS...
 #
-# The training run (scripts/train-cds.sh) starts jtraced and records a short session through it with
-# `jperfetto aot-training` (core/src/main/jlink/training.pbtxt), which also traces TrackEvents into it.
+# Its AOT caches come next, from the tools module's package phase (scripts/train-image.sh): their
+# training workload is a tool, which the image does not hold.
 # JPERFETTO_AGENT_JAR, when set, is copied to lib/jperfetto-agent.jar.
 # jlink options live in core/src/main/jlink/jlink.args (shared with PackagingIT). JAVA_HOME picks the
 # JDK whose jlink (and so whose runtime) goes into the image; scripts/find-jdk.sh finds one if unset.
@@ -28,6 +28,4 @@ rm -rf "$out"
 if [ -n "${JPERFETTO_AGENT_JAR:-}" ] && [ -f "$JPERFETTO_AGENT_JAR" ]; then
   cp "$JPERFETTO_AGENT_JAR" "$out/lib/jperfetto-agent.jar"
 fi
-"$root/scripts/train-cds.sh" "$out" jtraced \
-  jperfetto aot-training --system --txt -c "$root/core/src/main/jlink/training.pbtxt" -o /dev/null
 echo "jperfetto runtime image: $out ($(du -sh "$out" | cut -f1))"

@@ -9,7 +9,8 @@
 #   scripts/burst-bench.sh [-s jtraced|traced] [-p java|cpp] [-n N] [-k SMB_KB] [-r RUNS] [-w] [-f]
 #
 #   -s   the service (default jtraced); traced needs $UPSTREAM_OUT/traced
-#   -p   the producer: java (jperfetto ref-producer) or cpp (the C++ SDK app at $REF_APP)
+#   -p   the producer: java (scripts/jperfetto-tools ref-producer, on JPERFETTO_BIN's java) or cpp
+#        (the C++ SDK app at $REF_APP)
 #   -n   slices per burst (default 1000000); -k the producer's SMB size hint in KiB (0: default)
 #   -r   bursts (default 3); each into a freshly started service, unless -w (one warm service)
 #   -f   write_into_file: the service writes the trace into the CLI's file itself (every second and
@@ -17,7 +18,7 @@
 #   -c   the consumer: perfetto ($UPSTREAM_OUT/perfetto, the default when present) or jperfetto
 #   JTRACED_BIN: the directory of the jtraced to run (another build's, to compare two versions);
 #   KEEP_TRACES: a directory to keep each run's trace in (<service>-<producer>-<run>.perfetto-trace;
-#   `jperfetto summary --gaps=N` on one says where in the burst its slices were lost);
+#   `scripts/jperfetto-tools gaps N TRACE` on one says where in the burst its slices were lost);
 #   BURST_DELAY: seconds between the service being up (traced: its sockets exist; jtraced: its ready
 #   line, printed after its JIT warm-up) and the producer starting (0.3)
 #   -e PID  use the service already listening on $PERFETTO_{PRODUCER,CONSUMER}_SOCK_NAME (pid PID,
@@ -91,7 +92,7 @@ record() {
 
 run_producer() {
   if [ "$producer" = cpp ]; then "$REF_APP" producer "$n" 10 30000 "$smb_kb" 500
-  else "$B/jperfetto" ref-producer "$n" 10 30000 "$smb_kb" 500
+  else JPERFETTO_BIN=$B "$here/scripts/jperfetto-tools" ref-producer "$n" 10 30000 "$smb_kb" 500
   fi
 }
 

@@ -11,8 +11,8 @@
 #                  as `perfetto --query` does, and stops the clock at that call's reply.
 #   idle RSS       VmRSS (anonymous / file-backed) of jtraced 10 s after its first answer, nothing done
 #   after-session  VmRSS 10 s after a session with one 256 MiB DISCARD buffer that took a burst of
-#                  SLICES (default 1000000) slices from `jperfetto ref-producer` has ended (the image's
-#                  own jperfetto records it; the buffer is read out and freed)
+#                  SLICES (default 1000000) slices from `scripts/jperfetto-tools ref-producer` (on BIN's
+#                  java) has ended (the image's own jperfetto records it; the buffer is read out and freed)
 #   floor start    exec to exit of an empty main() on the image's own java, run after each start of
 #                  jtraced (the JVM's own share of first-answer on this machine, at this load)
 #   floor          VmRSS of an empty main() that sleeps, on the image's own java, 10 s after start
@@ -33,10 +33,10 @@ jtraced_bin=${JTRACED_BIN:-$bin}
 command -v python3 > /dev/null || { echo "daemon-footprint: needs python3 for its socket probe" >&2; exit 1; }
 dir=$(mktemp -d "${TMPDIR:-/tmp}/daemon-footprint.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
-exec python3 - "$jtraced_bin" "$bin" "$starts" "$slices" "$quick" "$dir" "${JAVA_HOME:-}" <<'EOF'
+exec python3 - "$jtraced_bin" "$bin" "$starts" "$slices" "$quick" "$dir" "${JAVA_HOME:-}" "$root/scripts/jperfetto-tools" <<'EOF'
 import os, signal, socket, statistics, struct, subprocess, sys, time
 
-jtraced_bin, bin_dir, starts, slices, quick, tmp, java_home = sys.argv[1:8]
+jtraced_bin, bin_dir, starts, slices, quick, tmp, java_home, tools = sys.argv[1:9]
 starts, slices, quick = int(starts), int(slices), quick == "1"
 env = dict(os.environ, PERFETTO_PRODUCER_SOCK_NAME=tmp + "/p.sock", PERFETTO_CONSUMER_SOCK_NAME=tmp + "/c.sock")
 
@@ -191,8 +191,8 @@ try:
     with open(cfg, "w") as f:
         f.write('buffers { size_kb: 262144 fill_policy: DISCARD }\n'
                 'data_sources { config { name: "track_event" } }\nduration_ms: %d\n' % (slices // 200 + 4000))
-    producer = subprocess.Popen([bin_dir + "/jperfetto", "ref-producer", str(slices), "10", "30000", "0", "500"],
-                                env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    producer = subprocess.Popen([tools, "ref-producer", str(slices), "10", "30000", "0", "500"],
+                                env=dict(env, JPERFETTO_BIN=bin_dir), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     time.sleep(0.5)
     subprocess.run([bin_dir + "/jperfetto", "--system", "--txt", "-c", cfg, "-o", tmp + "/trace"],
                    env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)

@@ -63,16 +63,19 @@ public final class Jperfetto {
     // The command as shipped: an in-process jtraced when no service answers (run() leaves the
     // choice to its caller, so tests decide what is embedded).
     Plugins.register(EmbeddedService.Factory.class, new EmbeddedJtraced(System.getenv()));
-    Plugins.register(Subcommand.class, new Demo());
-    Plugins.register(Subcommand.class, new RefProducer());
-    Plugins.register(Subcommand.class, new TraceSummary());
-    Plugins.register(Subcommand.class, new OpenCommand());
-    Plugins.register(Subcommand.class, new TraceView());
-    Plugins.register(Subcommand.class, new AttachCommand());
-    Plugins.register(Subcommand.class, new AotTraining());
+    shippedSubcommands().forEach(sub -> Plugins.register(Subcommand.class, sub));
     int code = run(args, CliContext.system());
     System.out.flush();
     System.exit(code);
+  }
+
+  /**
+   * The commands {@code jperfetto NAME} runs as shipped. Benchmark and
+   * build helpers (the reference producer, the AOT training) are not among them: they live in the
+   * tools module, which users never get.
+   */
+  static List<Subcommand> shippedSubcommands() {
+    return List.of(new Demo(), new TraceSummary(), new OpenCommand(), new TraceView(), new AttachCommand());
   }
 
   /** Runs one command line; returns the exit code. */

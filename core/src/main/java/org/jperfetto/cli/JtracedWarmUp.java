@@ -177,7 +177,10 @@ final class JtracedWarmUp implements AutoCloseable {
     return new Result(done, slices, bytes, lowPriority, stop, (System.nanoTime() - t0) / 1_000_000);
   }
 
-  /** The reference workload's shape (RefProducer): a slice with an int debug arg, a counter every 10th. */
+  /**
+   * The reference workload's shape (jperfetto-tools ref-producer, docs/performance.md): a slice with
+   * an int debug arg, a counter every 10th.
+   */
   private long emit(TrackEvent te, Category slice, Category counter) {
     long i = 0;
     while (i < slicesPerSession && !stop) {

@@ -6,7 +6,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import org.jperfetto.protos.DebugAnnotation;
 import org.jperfetto.protos.TracePacket;
 import org.jperfetto.protos.TraceStats;
 import org.jperfetto.service.ClearPeriod;
@@ -22,14 +21,10 @@ import org.jperfetto.service.ClearPeriod;
  * begins are in the file but trace_processor cannot read them, it says why on stderr, with the fix
  * (see {@link IncrementalStateTracker}). Reads the file as a stream: a trace of any size in
  * constant memory.
- *
- * <p>{@code summary --gaps[=N] FILE} also says where a numbered workload lost slices (the reference
- * burst's slices carry their index as their first integer debug annotation): see {@link
- * SliceIndexGaps}. N is how many slices the workload emitted; without it, up to the largest index.
  */
 public final class TraceSummary implements Subcommand {
   static final String NAME = "summary";
-  private static final String USAGE = "usage: jperfetto summary [--gaps[=N]] FILE";
+  private static final String USAGE = "usage: jperfetto summary FILE";
 
   @Override
   public String name() {
@@ -38,7 +33,7 @@ public final class TraceSummary implements Subcommand {
 
   @Override
   public String summary() {
-    return "count the events and losses in a trace file: summary [--gaps[=N]] FILE";
+    return "count the events and losses in a trace file: summary FILE";
   }
 
   /** What a trace holds. */
@@ -87,38 +82,13 @@ public final class TraceSummary implements Subcommand {
 
   @Override
   public int run(String[] args, CliContext ctx) throws IOException {
-    String file = null;
-    SliceIndexGaps gaps = null;
-    long expected = 0;
-    for (String a : args) {
-      if (a.equals("--gaps") || a.startsWith("--gaps=")) {
-        gaps = new SliceIndexGaps();
-        if (a.startsWith("--gaps=")) {
-          try {
-            expected = Long.parseLong(a.substring("--gaps=".length()));
-          } catch (NumberFormatException e) {
-            expected = -1;
-          }
-          if (expected <= 0) {
-            ctx.err().println("jperfetto summary: --gaps=N takes a positive slice count, not " + a);
-            return Jperfetto.EXIT_ERROR;
-          }
-        }
-      } else if (file == null && !a.startsWith("-")) {
-        file = a;
-      } else {
-        ctx.err().println(USAGE);
-        return Jperfetto.EXIT_ERROR;
-      }
-    }
-    if (file == null) {
+    if (args.length != 1 || args[0].startsWith("-")) {
       ctx.err().println(USAGE);
       return Jperfetto.EXIT_ERROR;
     }
-    try (InputStream in = Files.newInputStream(Path.of(file))) {
-      Counts counts = count(in, gaps);
-      String line = counts.line();
-      ctx.out().println(gaps == null ? line : line + " " + gaps.report(expected).fields());
+    try (InputStream in = Files.newInputStream(Path.of(args[0]))) {
+      Counts counts = count(in);
+      ctx.out().println(counts.line());
       for (String why : counts.unreadableWhy()) {
         ctx.err().println("jperfetto summary: " + why);
       }
@@ -126,19 +96,15 @@ public final class TraceSummary implements Subcommand {
     return Jperfetto.EXIT_OK;
   }
 
-  /**
-   * Reads a whole trace (a sequence of Trace.packet fields) from in, giving gaps (if not null) each
-   * slice begin's index.
-   */
-  static Counts count(InputStream in, SliceIndexGaps gaps) throws IOException {
-    Tally tally = new Tally(gaps);
+  /** Reads a whole trace (a sequence of Trace.packet fields) from in. */
+  static Counts count(InputStream in) throws IOException {
+    Tally tally = new Tally();
     TraceFileReader.forEachPacket(in, tally::add);
     return tally.counts();
   }
 
   /** The counts of a trace taken one packet at a time, in file order. */
   static final class Tally {
-    private final SliceIndexGaps gaps;
     private final IncrementalStateTracker state = new IncrementalStateTracker();
     private long packets;
     private long begins;
@@ -158,11 +124,6 @@ public final class TraceSummary implements Subcommand {
     private long written;
     private int outcome;
 
-    /** A tally giving gaps (if not null) each slice begin's index. */
-    Tally(SliceIndexGaps gaps) {
-      this.gaps = gaps;
-    }
-
     /** Counts p; returns whether trace_processor reads it, and if not, why. */
     IncrementalStateTracker.Verdict add(TracePacket p) {
       packets++;
@@ -180,9 +141,6 @@ public final class TraceSummary implements Subcommand {
               unreadableBeforeClear++;
             } else {
               unreadableAfterLoss++;
-            }
-            if (gaps != null) {
-              addIndex(p.getTrackEvent(), gaps);
             }
           }
           case TYPE_SLICE_END -> ends++;
@@ -221,16 +179,6 @@ public final class TraceSummary implements Subcommand {
       return new Counts(packets, begins, readableBegins, unreadableBeforeClear, unreadableAfterLoss, ends, instants,
           counters, afterLoss, discarded, overwritten, violations, patchesFailed, writerLoss, sequenceLoss, written,
           outcome);
-    }
-  }
-
-  /** The slice's index: its first integer debug annotation, if it has one. */
-  private static void addIndex(org.jperfetto.protos.TrackEvent event, SliceIndexGaps gaps) {
-    for (DebugAnnotation a : event.getDebugAnnotationsList()) {
-      if (a.hasIntValue()) {
-        gaps.add(a.getIntValue());
-        return;
-      }
     }
   }
 }

@@ -67,7 +67,7 @@ public final class TraceView implements Subcommand {
       return Jperfetto.EXIT_ERROR;
     }
     TraceTables tables = new TraceTables();
-    TraceSummary.Tally tally = new TraceSummary.Tally(null);
+    TraceSummary.Tally tally = new TraceSummary.Tally();
     try (InputStream in = Files.newInputStream(file)) {
       TraceFileReader.forEachPacket(in, p -> tables.add(p, tally.add(p)));
     }

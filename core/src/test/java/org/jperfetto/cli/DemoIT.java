@@ -174,6 +174,20 @@ class DemoIT {
     assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(15), "bounded wait");
   }
 
+  /**
+   * The command that trains the image's jperfetto cache (scripts/train-image.sh): on sockets nothing
+   * answers on, so into an in-process jtraced, and into /dev/null, the whole session still read out.
+   */
+  @Test
+  void inProcessIntoDevNullAsTheImagesTrainingRunsIt() throws Exception {
+    assertEquals(0, new Demo().run(new String[] {"-t", "1s", "-o", "/dev/null"}, context()), err());
+    assertTrue(err().contains("started an in-process jtraced"), err());
+    java.util.regex.Matcher wrote = java.util.regex.Pattern.compile("Wrote ([0-9]+) bytes into /dev/null")
+        .matcher(err());
+    assertTrue(wrote.find(), err());
+    assertTrue(Long.parseLong(wrote.group(1)) > 10_000, () -> "the demo's events were read out: " + err());
+  }
+
   @Test
   void systemWithoutAServiceIsAnError() throws Exception {
     assertEquals(1, new Demo().run(new String[] {"--system", "-t", "1s", "-o", dir.resolve("x").toString()},

@@ -1,4 +1,4 @@
-package org.jperfetto.cli;
+package org.jperfetto.tools;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -15,14 +15,14 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.jperfetto.testing.Recordings;
 import org.jperfetto.consumer.FlushFlags;
 import org.jperfetto.consumer.TracingConsumer;
+import org.jperfetto.consumer.TracingDisabled;
 import org.jperfetto.consumer.TracingSession;
 import org.jperfetto.protos.DataSourceConfig;
 import org.jperfetto.protos.TraceConfig;
 import org.jperfetto.protos.TracePacket;
-import org.jperfetto.testing.ChildJvm;
+import org.jperfetto.cli.Jtraced;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
@@ -35,12 +35,15 @@ import org.junit.jupiter.api.io.TempDir;
  * iproute2 needed; skipped with the reason otherwise). The host namespace runs jtraced with a TCP
  * producer endpoint serving RelayPort and a Java producer on its local socket; the remote namespace
  * runs jtraced in relay mode and a Java producer behind it, whose only way to the host is TCP over
- * the veth. The test records through the host's consumer socket (a path: AF_UNIX path sockets are
- * reachable from any network namespace) and checks the trace as trace_processor would use it.
+ * the veth (both producers: jperfetto-tools ref-producer). The test records through the host's
+ * consumer socket (a path: AF_UNIX path sockets are reachable from any network namespace) and
+ * checks the trace as trace_processor would use it.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class MultiMachineNetnsIT {
   private static final int SLICES = 2000;
+  /** The line jtraced prints once it serves. */
+  private static final String JTRACED_READY = "jtraced: listening on ";
   /** Track events per ref-producer run: a begin and an end per slice, a counter every 10th. */
   private static final int EVENTS = 2 * SLICES + SLICES / 10;
 
@@ -111,7 +114,13 @@ class MultiMachineNetnsIT {
   private Process inNamespace(String ns, String name, java.util.Map<String, String> env, Class<?> main,
       String... args) throws IOException {
     List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", ns));
-    cmd.addAll(ChildJvm.command(main.getName(), args));
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add("--enable-native-access=ALL-UNNAMED");
+    if (Runtime.version().feature() >= 23) {
+      cmd.add("--sun-misc-unsafe-memory-access=allow");
+    }
+    cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
+    cmd.addAll(List.of(args));
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(dir.resolve(name + ".err").toFile());
     pb.environment().putAll(env);
     Process p = pb.start();
@@ -175,11 +184,11 @@ class MultiMachineNetnsIT {
     Process host = inNamespace(hostNs, "host", java.util.Map.of(), Jtraced.class, "--producer-socket",
         hostProducer + "," + endpoint, "--consumer-socket", hostConsumer, "--enable-relay-endpoint-on", endpoint,
         "--log-level", "info");
-    lineWith(host, Jtraced.READY_PREFIX).get(60, TimeUnit.SECONDS);
+    lineWith(host, JTRACED_READY).get(60, TimeUnit.SECONDS);
     Process relay = inNamespace(remoteNs, "relay", java.util.Map.of("PERFETTO_MACHINE_NAME", "remote-ns"),
         Jtraced.class, "--relay", "--relay-socket", endpoint, "--producer-socket", remoteProducer, "--log-level",
         "info");
-    lineWith(relay, Jtraced.READY_PREFIX).get(60, TimeUnit.SECONDS);
+    lineWith(relay, JTRACED_READY).get(60, TimeUnit.SECONDS);
 
     List<TracePacket> packets;
     try (TracingConsumer consumer = TracingConsumer.connect(hostConsumer)) {
@@ -191,9 +200,9 @@ class MultiMachineNetnsIT {
           .build());
       String[] refArgs = {"ref-producer", Integer.toString(SLICES), "10", "60000", "0", "1000"};
       Process local = inNamespace(hostNs, "local", java.util.Map.of("PERFETTO_PRODUCER_SOCK_NAME", hostProducer),
-          Jperfetto.class, refArgs);
+          Tools.class, refArgs);
       Process remote = inNamespace(remoteNs, "remote",
-          java.util.Map.of("PERFETTO_PRODUCER_SOCK_NAME", remoteProducer), Jperfetto.class, refArgs);
+          java.util.Map.of("PERFETTO_PRODUCER_SOCK_NAME", remoteProducer), Tools.class, refArgs);
       CompletableFuture<String> localDone = lineWith(local, "producer: slices=");
       CompletableFuture<String> remoteDone = lineWith(remote, "producer: slices=");
       try {
@@ -204,7 +213,13 @@ class MultiMachineNetnsIT {
             + stderr("remote") + "\nrelay: " + stderr("relay") + "\nhost: " + stderr("host"), e);
       }
       consumer.flush(Duration.ofSeconds(5), FlushFlags.NONE).get(30, TimeUnit.SECONDS);
-      packets = Recordings.stopAndRead(consumer, session, Duration.ofSeconds(30));
+      consumer.disableTracing().get(30, TimeUnit.SECONDS);
+      TracingDisabled end = session.disabled().get(30, TimeUnit.SECONDS);
+      assertTrue(end.ok(), end.error());
+      List<TracePacket> read = new ArrayList<>();
+      consumer.readBuffers((slices, size) -> read.add(TracePacket.parseFrom(
+          com.google.protobuf.ByteString.copyFrom(slices)))).get(30, TimeUnit.SECONDS);
+      packets = read;
     }
 
     List<TracePacket> events = packets.stream().filter(TracePacket::hasTrackEvent).toList();

@@ -1,4 +1,4 @@
-package org.jperfetto.cli;
+package org.jperfetto.tools;
 
 import java.time.Duration;
 import org.jperfetto.producer.track.Category;

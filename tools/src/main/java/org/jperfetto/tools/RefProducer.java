@@ -1,4 +1,4 @@
-package org.jperfetto.cli;
+package org.jperfetto.tools;
 
 import java.io.PrintStream;
 import java.time.Duration;
@@ -9,7 +9,7 @@ import org.jperfetto.producer.track.Track;
 import org.jperfetto.producer.track.TrackEvent;
 
 /**
- * {@code jperfetto ref-producer N [counter_every=10] [wait_start_ms=30000] [shmem_kb=0]
+ * {@code jperfetto-tools ref-producer N [counter_every=10] [wait_start_ms=30000] [shmem_kb=0]
  * [linger_ms=2000]}: the Java side of the reference workload (docs/performance.md),
  * with the same arguments and the same result line as the C++ SDK app it is compared with. It
  * connects to the system producer socket, waits for a session that enables category "ref", emits N
@@ -17,7 +17,7 @@ import org.jperfetto.producer.track.TrackEvent;
  * and prints {@code producer: slices=N counters=C emit_s=.. flush_s=.. slices_per_s=R}, timing
  * emit+flush from the first event.
  */
-public final class RefProducer implements Subcommand {
+final class RefProducer implements Tool {
   static final String NAME = "ref-producer";
   static final Category REF = Category.described("ref", "Reference producer events");
   static final Category REF_COUNTER = Category.described("ref.counter", "Reference counters");
@@ -42,20 +42,19 @@ public final class RefProducer implements Subcommand {
   }
 
   @Override
-  public String summary() {
-    return "the reference workload as a producer:"
-        + " ref-producer N [counter_every] [wait_start_ms] [shmem_kb] [linger_ms]";
+  public String usage() {
+    return "N [counter_every] [wait_start_ms] [shmem_kb] [linger_ms]: the reference workload as a producer";
   }
 
   @Override
-  public int run(String[] argv, CliContext ctx) throws Exception {
+  public int run(String[] argv, ToolContext ctx) throws Exception {
     PrintStream err = ctx.err();
     Args args;
     try {
       args = Args.parse(argv);
     } catch (IllegalArgumentException e) {
-      err.println("jperfetto ref-producer: " + e.getMessage());
-      return Jperfetto.EXIT_ERROR;
+      err.println("jperfetto-tools ref-producer: " + e.getMessage());
+      return Tools.EXIT_ERROR;
     }
     // Started once the session's categories are all set, as the C++ app's session observer: "ref"
     // alone can be on a moment before "ref.counter", and the burst's first counters would be lost.
@@ -63,7 +62,7 @@ public final class RefProducer implements Subcommand {
     TrackEvent te = TrackEvent.builder().categories(REF, REF_COUNTER).processName("ref-producer")
         .onSessionsChanged(start).build();
     TracingProducer.Builder builder = TracingProducer.builder("ref-producer")
-        .socketPath(Demo.producerSocket(ctx.env())).dataSource(te.dataSource());
+        .socketPath(ctx.producerSocket()).dataSource(te.dataSource());
     if (args.shmemKb() > 0) {
       builder.smbSizeHint(args.shmemKb() * 1024);
     }
@@ -78,7 +77,7 @@ public final class RefProducer implements Subcommand {
       ctx.out().println(r.line());
       ctx.out().flush();
       awaitDisabled(args.lingerMs());
-      return Jperfetto.EXIT_OK;
+      return Tools.EXIT_OK;
     }
   }
 

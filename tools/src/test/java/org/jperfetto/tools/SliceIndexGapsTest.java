@@ -1,4 +1,4 @@
-package org.jperfetto.cli;
+package org.jperfetto.tools;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;

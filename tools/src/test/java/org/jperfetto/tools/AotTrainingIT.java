@@ -1,10 +1,8 @@
-package org.jperfetto.cli;
+package org.jperfetto.tools;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -23,8 +21,10 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code jperfetto aot-training}, the image build's training client: it records the session its
- * flags describe and, in the same JVM, traces the common event shapes into it through a producer.
+ * {@code jperfetto-tools aot-training}, the workload of the image build's training run
+ * (scripts/train-image.sh): it records the session its config describes and, in the same JVM, traces
+ * the common event shapes into it through a producer. That run's other client, {@code jperfetto demo
+ * --system}, is the product's own command (DemoIT, PackagingIT).
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class AotTrainingIT {
@@ -33,19 +33,13 @@ class AotTrainingIT {
   final ByteArrayOutputStream err = new ByteArrayOutputStream();
 
   private int run(ServiceHost jtraced, String... args) {
-    CliContext ctx = new CliContext(new ByteArrayInputStream(new byte[0]), new PrintStream(out, true),
-        new PrintStream(err, true), Map.of("PERFETTO_CONSUMER_SOCK_NAME", jtraced.consumerSocket(),
-            "PERFETTO_PRODUCER_SOCK_NAME", dir.resolve("p.sock").toString()), false);
-    AotTraining training = new AotTraining();
-    Plugins.register(Subcommand.class, training);
-    try {
-      String[] argv = new String[args.length + 1];
-      argv[0] = AotTraining.NAME;
-      System.arraycopy(args, 0, argv, 1, args.length);
-      return Jperfetto.run(argv, ctx);
-    } finally {
-      Plugins.unregister(Subcommand.class, training);
-    }
+    ToolContext ctx = new ToolContext(new PrintStream(out, true), new PrintStream(err, true),
+        Map.of(ToolContext.CONSUMER_ENV, jtraced.consumerSocket(),
+            ToolContext.PRODUCER_ENV, dir.resolve("p.sock").toString()));
+    String[] argv = new String[args.length + 1];
+    argv[0] = AotTraining.NAME;
+    System.arraycopy(args, 0, argv, 1, args.length);
+    return Tools.run(argv, ctx);
   }
 
   private String err() {
@@ -67,9 +61,9 @@ class AotTrainingIT {
     assertTrue(Files.readString(cfg).contains("DISCARD"), "the training config still sets its buffer so");
     Path trace = dir.resolve("training.pftrace");
     try (ServiceHost jtraced = jtraced()) {
-      assertEquals(0, run(jtraced, "--system", "--txt", "-c", cfg.toString(), "-o", trace.toString()), err());
+      assertEquals(0, run(jtraced, cfg.toString(), "-o", trace.toString()), err());
     }
-    assertTrue(err().matches("(?s).*jperfetto aot-training: traced [1-9][0-9]* iterations.*"), err());
+    assertTrue(err().matches("(?s).*jperfetto-tools aot-training: traced [1-9][0-9]* iterations.*"), err());
     List<TracePacket> packets = Trace.parseFrom(Files.readAllBytes(trace)).getPacketList();
     Set<String> categories = packets.stream().filter(TracePacket::hasInternedData)
         .flatMap(p -> p.getInternedData().getEventCategoriesList().stream())
@@ -100,12 +94,12 @@ class AotTrainingIT {
   }
 
   @Test
-  void aSessionWithoutTrackEventsStillRecordsAndSaysTheCacheGetsNoProducerProfiles() throws Exception {
+  void aSessionWithoutTrackEventsStillRecordsAndSaysTheCachesGetNoProducerProfiles() throws Exception {
     Path cfg = dir.resolve("no-te.pbtxt");
     Files.writeString(cfg, "buffers { size_kb: 1024 }\nduration_ms: 200\n");
     Path trace = dir.resolve("no-te.pftrace");
     try (ServiceHost jtraced = jtraced()) {
-      assertEquals(0, run(jtraced, "--system", "--txt", "-c", cfg.toString(), "-o", trace.toString()), err());
+      assertEquals(0, run(jtraced, cfg.toString(), "-o", trace.toString()), err());
     }
     assertTrue(err().contains("never enabled jperfetto.training"), err());
     assertTrue(err().contains("traced 0 iterations"), err());
@@ -113,12 +107,14 @@ class AotTrainingIT {
   }
 
   @Test
-  void theConsumersExitCodeIsTheCommands() throws Exception {
+  void aMissingOrBadConfigIsAnErrorBeforeAnySession() throws Exception {
+    Path bad = dir.resolve("bad.pbtxt");
+    Files.writeString(bad, "buffers { size_kb: oops }\n");
     try (ServiceHost jtraced = jtraced()) {
-      assertEquals(1, run(jtraced, "--system", "--txt", "-c", dir.resolve("missing.pbtxt").toString(), "-o",
-          dir.resolve("x").toString()), err());
+      assertEquals(1, run(jtraced, dir.resolve("missing.pbtxt").toString()), err());
+      assertTrue(err().contains("cannot read"), err());
+      assertEquals(1, run(jtraced, bad.toString()), err());
+      assertEquals(1, run(jtraced), err());
     }
-    assertFalse(Files.exists(dir.resolve("x")));
-    assertTrue(err().contains("never enabled"), err());
   }
 }

@@ -1,4 +1,4 @@
-package org.jperfetto.cli;
+package org.jperfetto.tools;
 
 import java.util.BitSet;
 
@@ -85,7 +85,7 @@ final class SliceIndexGaps {
    */
   record Report(int indices, int missing, int gaps, int largestGap, int firstGapStart, int[] lostPerPart,
       long ignored) {
-    /** key=value fields, to append to the summary line. */
+    /** key=value fields, for the report line. */
     String fields() {
       StringBuilder parts = new StringBuilder();
       for (int i = 0; i < lostPerPart.length; i++) {

@@ -1,21 +1,32 @@
-package org.jperfetto.cli;
+package org.jperfetto.tools;
 
+import com.google.protobuf.TextFormat;
+import java.io.IOException;
+import java.io.OutputStream;
 import java.io.PrintStream;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.jperfetto.consumer.TraceFileWriter;
+import org.jperfetto.consumer.TracingConsumer;
+import org.jperfetto.consumer.TracingDisabled;
+import org.jperfetto.consumer.TracingSession;
 import org.jperfetto.producer.TracingProducer;
 import org.jperfetto.producer.track.Category;
 import org.jperfetto.producer.track.Track;
 import org.jperfetto.producer.track.TrackEvent;
+import org.jperfetto.protos.TraceConfig;
 
 /**
- * {@code jperfetto aot-training PERFETTO_ARGS...}: the client of the runtime image's build-time
- * training run (scripts/train-cds.sh), whose JVM writes the {@code jperfetto} launcher's AOT cache.
- * It records a session as the command line given (e.g. {@code --system -c training.pbtxt -o
- * /dev/null}) and, in the same JVM, traces TrackEvents through a producer connected to the same
- * service while that session runs. So the cache holds the classes and method profiles of both
- * roles the launcher plays: a consumer, and a producer app (ref-producer, the demo, an in-process
- * session). Without the producer half a producer started from the image compiled its trace point
- * from scratch; JDK 25 caches profiles, so the JIT compiles it at once with the cached ones.
+ * {@code jperfetto-tools aot-training CONFIG [-o FILE]}: the workload of the runtime image's
+ * build-time training run (scripts/train-image.sh), in which jtraced writes its AOT cache. It
+ * records the session CONFIG describes (a TraceConfig in protobuf text format, e.g.
+ * core/src/main/jlink/training.pbtxt) through the service on the consumer socket and, in the same
+ * JVM, traces TrackEvents into it through a producer connected to the same service. So jtraced's
+ * cache holds what a producer's burst and its read-out make the service run, and this JVM's own
+ * cache (beside the tools jar, for ref-producer) what a producer runs. Without cached profiles a
+ * producer's trace point and the service's ingest compile from scratch; JDK 25 caches them, so the
+ * JIT compiles at once with the cached ones.
  *
  * <p>The events are the common trace point shapes, not one benchmark's: slices with no argument,
  * an integer or a string argument, nested slices, instants, integer and floating point counters,
@@ -27,13 +38,16 @@ import org.jperfetto.producer.track.TrackEvent;
  * path, its 0.15-0.4 s compiles came first and a cold burst ran its commonest events at C1 speed
  * until about 1 s of uptime.
  */
-public final class AotTraining implements Subcommand {
+final class AotTraining implements Tool {
   static final String NAME = "aot-training";
   /** Events traced at most (several times what the JIT needs to compile the paths). */
   static final long MAX_ITERATIONS = 400_000;
   /** Iterations on one thread before the next takes over. */
   static final long ITERATIONS_PER_THREAD = 20_000;
   static final int WAIT_ENABLED_MS = 20_000;
+  /** Added to the session's duration before the training gives up waiting for its end. */
+  static final long END_GRACE_MS = 60_000;
+  static final long READ_TIMEOUT_MS = 60_000;
   static final String SLICES = "jperfetto.training";
   static final String COUNTERS = "jperfetto.training.counter";
   private static final String[] NAMES = {"parse", "layout", "render", "commit", "io", "wait", "gc", "idle"};
@@ -44,42 +58,69 @@ public final class AotTraining implements Subcommand {
   }
 
   @Override
-  public String summary() {
-    return "the image build's AOT training run: records as the given flags while tracing TrackEvents";
+  public String usage() {
+    return "CONFIG.pbtxt [-o FILE]: the image build's AOT training (records CONFIG while tracing TrackEvents)";
   }
 
   @Override
-  public int run(String[] argv, CliContext ctx) throws Exception {
+  public int run(String[] argv, ToolContext ctx) throws Exception {
     PrintStream err = ctx.err();
+    if (!(argv.length == 1 || argv.length == 3 && argv[1].equals("-o"))) {
+      err.println("usage: jperfetto-tools " + NAME + " " + usage());
+      return Tools.EXIT_ERROR;
+    }
+    TraceConfig config;
+    try {
+      config = TextFormat.parse(Files.readString(Path.of(argv[0])), TraceConfig.class);
+    } catch (IOException e) {
+      err.println("jperfetto-tools " + NAME + ": cannot read " + argv[0] + ": " + e.getMessage());
+      return Tools.EXIT_ERROR;
+    }
     Category slices = Category.described(SLICES, "AOT training events");
     Category counters = Category.described(COUNTERS, "AOT training counters");
     SessionStart start = new SessionStart(slices); // its counters then from the first iteration
     TrackEvent te = TrackEvent.builder().categories(slices, counters).processName("jperfetto-aot-training")
         .onSessionsChanged(start).build();
     TracingProducer.Builder builder = TracingProducer.builder("jperfetto-aot-training")
-        .socketPath(Demo.producerSocket(ctx.env())).dataSource(te.dataSource());
-    AtomicInteger consumerExit = new AtomicInteger(Jperfetto.EXIT_ERROR);
-    try (TracingProducer _ = builder.start()) {
-      Thread consumer = Thread.ofPlatform().name("aot-training-consumer")
-          .start(() -> consumerExit.set(Jperfetto.run(argv, ctx)));
+        .socketPath(ctx.producerSocket()).dataSource(te.dataSource());
+    try (TracingProducer _ = builder.start();
+        TracingConsumer consumer = TracingConsumer.connect(ctx.consumerSocket())) {
+      TracingSession session = consumer.enableTracing(config);
       long iterations = 0;
-      if (awaitEnabled(start, consumer)) {
+      if (awaitEnabled(start, session)) {
         iterations = emit(te, slices, counters);
       } else {
-        err.println("jperfetto " + NAME + ": the session never enabled " + SLICES
-            + "; the cache gets no producer profiles");
+        err.println("jperfetto-tools " + NAME + ": the session never enabled " + SLICES
+            + "; the caches get no producer profiles");
       }
-      consumer.join();
-      err.println("jperfetto " + NAME + ": traced " + iterations + " iterations of the common event shapes");
+      TracingDisabled end = session.disabled()
+          .get(Integer.toUnsignedLong(config.getDurationMs()) + END_GRACE_MS, TimeUnit.MILLISECONDS);
+      if (!end.ok()) {
+        err.println("jperfetto-tools " + NAME + ": the session failed: " + end.error());
+        return Tools.EXIT_ERROR;
+      }
+      long bytes = readOut(consumer, argv.length == 3 ? Path.of(argv[2]) : null);
+      err.println("jperfetto-tools " + NAME + ": traced " + iterations
+          + " iterations of the common event shapes; read out " + bytes + " bytes");
     }
-    return consumerExit.get();
+    return Tools.EXIT_OK;
   }
 
-  /** Waits for the session (false after WAIT_ENABLED_MS, or once the consumer has given up). */
-  private static boolean awaitEnabled(SessionStart start, Thread consumer) throws InterruptedException {
+  /** Reads the session's buffers into file (or nowhere); returns the bytes read. */
+  private static long readOut(TracingConsumer consumer, Path file) throws Exception {
+    try (OutputStream out = file != null ? Files.newOutputStream(file) : OutputStream.nullOutputStream()) {
+      TraceFileWriter writer = new TraceFileWriter(out);
+      consumer.readBuffers(writer).get(READ_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+      writer.flush();
+      return writer.bytesWritten();
+    }
+  }
+
+  /** Waits for the session to enable the events (false after WAIT_ENABLED_MS, or once it has ended). */
+  private static boolean awaitEnabled(SessionStart start, TracingSession session) throws InterruptedException {
     long deadline = System.nanoTime() + WAIT_ENABLED_MS * 1_000_000L;
     while (!start.await(1)) {
-      if (!consumer.isAlive() || System.nanoTime() - deadline > 0) {
+      if (session.disabled().isDone() || System.nanoTime() - deadline > 0) {
         return false;
       }
     }
