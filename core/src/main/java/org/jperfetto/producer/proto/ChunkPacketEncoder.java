@@ -1,6 +1,7 @@
 package org.jperfetto.producer.proto;
 
 import java.lang.foreign.MemorySegment;
+import org.jperfetto.wire.ProtoWire;
 
 /**
  * Encodes one short message whose size the caller knows up front (a whole small TracePacket, size

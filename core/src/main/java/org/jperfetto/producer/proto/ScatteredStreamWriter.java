@@ -3,6 +3,8 @@ package org.jperfetto.producer.proto;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
 import java.lang.foreign.MemorySegment;
+import org.jperfetto.wire.ProtoWire;
+import org.jperfetto.wire.Varints;
 
 /**
  * Writes a byte stream into a sequence of ranges [begin, end) of memory segments, e.g. the payloads of
@@ -20,6 +22,9 @@ public final class ScatteredStreamWriter {
      */
     void getNewBuffer(ScatteredStreamWriter writer);
   }
+
+  /** Bytes saved when a redundant size field is compacted to 1 byte. */
+  private static final int BYTES_TO_COMPACT = Varints.REDUNDANT_SIZE - 1;
 
   private final Delegate delegate;
   private MemorySegment segment = MemorySegment.NULL;
@@ -231,11 +236,11 @@ public final class ScatteredStreamWriter {
     long p = writePtr;
     if (rangeEnd - p >= Long.BYTES) {
       segment.set(ProtoWire.LONG_LE, p, oneByteTag & 0xFF); // tag, then zeros
-      writePtr = p + 1 + ProtoWire.MESSAGE_LENGTH_FIELD_SIZE;
+      writePtr = p + 1 + Varints.REDUNDANT_SIZE;
       return p + 1;
     }
     writeByte(oneByteTag);
-    long field = reserveBytes(ProtoWire.MESSAGE_LENGTH_FIELD_SIZE);
+    long field = reserveBytes(Varints.REDUNDANT_SIZE);
     segment.set(ProtoWire.INT_LE, field, 0);
     return field;
   }
@@ -263,18 +268,18 @@ public final class ScatteredStreamWriter {
     if (size <= maxOneByteSize
         && fieldSegment == segment
         && fieldOffset >= rangeBegin
-        && fieldOffset + ProtoWire.MESSAGE_LENGTH_FIELD_SIZE + size == writePtr) {
+        && fieldOffset + Varints.REDUNDANT_SIZE + size == writePtr) {
       compact(fieldOffset, size);
-      return ProtoWire.BYTES_TO_COMPACT;
+      return BYTES_TO_COMPACT;
     }
-    ProtoWire.writeRedundantVarInt(fieldSegment, fieldOffset, size);
+    Varints.writeRedundant(fieldSegment, fieldOffset, size);
     return 0;
   }
 
   /** Moves the size bytes after the 4-byte field at fieldOffset back by 3 and writes a 1-byte size. */
   private void compact(long fieldOffset, int size) {
     MemorySegment s = segment;
-    long body = fieldOffset + ProtoWire.MESSAGE_LENGTH_FIELD_SIZE;
+    long body = fieldOffset + Varints.REDUNDANT_SIZE;
     long to = fieldOffset + 1;
     long rounded = (size + 7) & ~7L;
     if (body + rounded <= rangeEnd) {
@@ -287,7 +292,7 @@ public final class ScatteredStreamWriter {
       MemorySegment.copy(s, body, s, to, size);
     }
     s.set(JAVA_BYTE, fieldOffset, (byte) size);
-    writePtr -= ProtoWire.BYTES_TO_COMPACT;
+    writePtr -= BYTES_TO_COMPACT;
   }
 
   /** The segment of the current range (MemorySegment.NULL before the first range). */

@@ -5,17 +5,17 @@ import org.jperfetto.producer.DataSourceInstance;
 import org.jperfetto.producer.TraceContext;
 import org.jperfetto.producer.TraceWriter;
 import org.jperfetto.producer.proto.ChunkPacketEncoder;
-import org.jperfetto.producer.proto.ProtoWire;
 import org.jperfetto.producer.proto.ProtoWriter;
-import org.jperfetto.protos.DebugAnnotation;
 import org.jperfetto.protos.BuiltinClock;
 import org.jperfetto.protos.ClockSnapshot;
+import org.jperfetto.protos.DebugAnnotation;
 import org.jperfetto.protos.ProcessDescriptor;
 import org.jperfetto.protos.ThreadDescriptor;
 import org.jperfetto.protos.TracePacket;
 import org.jperfetto.protos.TracePacketDefaults;
 import org.jperfetto.protos.TrackDescriptor;
 import org.jperfetto.protos.TrackEventDefaults;
+import org.jperfetto.wire.ProtoWire;
 
 /**
  * One thread's TrackEvent machinery: the event being emitted (its fields set by {@link TrackEvent}

@@ -2,10 +2,10 @@ package org.jperfetto.producer.track;
 
 import java.util.Objects;
 import org.jperfetto.producer.proto.ChunkPacketEncoder;
-import org.jperfetto.producer.proto.ProtoWire;
 import org.jperfetto.producer.proto.ProtoWriter;
 import org.jperfetto.protos.CounterDescriptor;
 import org.jperfetto.protos.TrackDescriptor;
+import org.jperfetto.wire.ProtoWire;
 
 /**
  * A custom track, child of this process's track: a named track for slices and instants off the
