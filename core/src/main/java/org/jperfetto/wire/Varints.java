@@ -32,6 +32,9 @@ public final class Varints {
   /** Largest value a redundant varint holds: 2^28 - 1 (protozero's kMaxMessageLength). */
   public static final int MAX_REDUNDANT = (1 << (7 * REDUNDANT_SIZE)) - 1;
 
+  /** A varint's continuation bit in each of eight bytes. */
+  private static final long CONTINUE_ALL = 0x8080_8080_8080_8080L;
+
   private static final ValueLayout.OfInt INT_LE =
       ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
 
@@ -42,9 +45,14 @@ public final class Varints {
     return (640 - 9 * Long.numberOfLeadingZeros(v | 1)) >>> 6;
   }
 
+  /** True if v's varint takes one byte (v taken as unsigned 64-bit: a negative int does not). */
+  public static boolean isOneByte(long v) {
+    return (v & ~0x7fL) == 0;
+  }
+
   /** Writes v's varint at out[at..] and returns the index after it. */
   public static int put(byte[] out, int at, long v) {
-    while ((v & ~0x7fL) != 0) {
+    while (!isOneByte(v)) {
       out[at++] = (byte) (v & 0x7f | 0x80);
       v >>>= 7;
     }
@@ -54,12 +62,55 @@ public final class Varints {
 
   /** Writes v's varint at offset of segment and returns the offset after it. */
   public static long put(MemorySegment segment, long offset, long v) {
-    while ((v & ~0x7fL) != 0) {
+    while (!isOneByte(v)) {
       segment.set(ValueLayout.JAVA_BYTE, offset++, (byte) (v & 0x7f | 0x80));
       v >>>= 7;
     }
     segment.set(ValueLayout.JAVA_BYTE, offset++, (byte) v);
     return offset;
+  }
+
+  /**
+   * The varint of value (below 2^56: 1 to 8 bytes) as a little-endian long, first byte in the low
+   * bits and zeros above the last, so one 8-byte store writes it; {@link #size} gives its length.
+   * Branch-free, for encoders that assemble whole short messages in registers.
+   */
+  public static long packed(long value) {
+    if ((value >>> 56) != 0) {
+      throw new IllegalArgumentException("packed takes values below 2^56: " + value);
+    }
+    return packedShort(value);
+  }
+
+  /**
+   * The first eight bytes of value's varint as a little-endian long: all of it, as {@link #packed},
+   * when it takes eight bytes or fewer; {@link #packedHigh} has the rest.
+   */
+  public static long packedLow(long value) {
+    return (value >>> 56) == 0 ? packedShort(value) : spread(value) | CONTINUE_ALL;
+  }
+
+  /** The ninth and tenth bytes of value's varint as a little-endian long: 0 when it takes eight or fewer. */
+  public static long packedHigh(long value) {
+    long rest = value >>> 56;
+    return isOneByte(rest) ? rest : (rest & 0x7F) | 0x80 | ((rest >>> 7) << 8);
+  }
+
+  /** {@link #packed} without the range check: value must be below 2^56. */
+  private static long packedShort(long value) {
+    return spread(value) | (CONTINUE_ALL & ((1L << ((size(value) - 1) << 3)) - 1));
+  }
+
+  /** The low 56 bits of value as eight varint groups of 7 bits, one per byte, continuation bits clear. */
+  private static long spread(long value) {
+    return (value & 0x7FL)
+        | ((value << 1) & 0x7F00L)
+        | ((value << 2) & 0x7F_0000L)
+        | ((value << 3) & 0x7F00_0000L)
+        | ((value << 4) & 0x7F_0000_0000L)
+        | ((value << 5) & 0x7F00_0000_0000L)
+        | ((value << 6) & 0x7F_0000_0000_0000L)
+        | ((value << 7) & 0x7F00_0000_0000_0000L);
   }
 
   /**

@@ -75,7 +75,7 @@ public final class ProtoWriter {
    */
   public void appendVarInt(int field, long value) {
     int tag = ProtoWire.makeTag(field, ProtoWire.WIRE_TYPE_VARINT);
-    if ((tag >>> 7) == 0) { // fields 1..15 (a tag from field 2^28 up is negative)
+    if (Varints.isOneByte(tag)) { // fields 1..15
       stream.writeByteAndVarInt(tag, value);
     } else {
       stream.writeVarInt(tag & 0xFFFF_FFFFL);
@@ -129,9 +129,7 @@ public final class ProtoWriter {
         segment.set(ValueLayout.JAVA_BYTE, lengthAt, (byte) length);
       } else { // at most 3 * SHORT_STRING_CHARS bytes: a 2-byte length
         MemorySegment.copy(segment, lengthAt + 1, segment, lengthAt + 2, length);
-        segment.set(ValueLayout.JAVA_BYTE, lengthAt, (byte) (0x80 | (length & 0x7F)));
-        segment.set(ValueLayout.JAVA_BYTE, lengthAt + 1, (byte) (length >>> 7));
-        end++;
+        end = Varints.put(segment, lengthAt, length) + length;
       }
       stream.setWritePtr(end);
       return;
@@ -184,7 +182,7 @@ public final class ProtoWriter {
     }
     int tag = ProtoWire.makeTag(field, ProtoWire.WIRE_TYPE_LENGTH_DELIMITED);
     long sizeField;
-    if ((tag >>> 7) == 0) {
+    if (Varints.isOneByte(tag)) {
       sizeField = stream.writeTagAndReserveSize(tag);
     } else {
       stream.writeVarInt(tag & 0xFFFF_FFFFL);

@@ -89,9 +89,8 @@ public final class ScatteredStreamWriter {
     if ((value >>> 56) == 0 && rangeEnd - p >= Long.BYTES) {
       // Up to 8 bytes: encode in a register and store once; the bytes past the varint get the
       // encoding's zero high bytes, inside our range, and are overwritten by whatever comes next.
-      long encoded = encodeVarInt(value);
-      segment.set(ProtoWire.LONG_LE, p, encoded);
-      writePtr = p + encodedSize(encoded);
+      segment.set(ProtoWire.LONG_LE, p, Varints.packed(value));
+      writePtr = p + Varints.size(value);
       return;
     }
     writeVarIntSlow(value);
@@ -104,38 +103,25 @@ public final class ScatteredStreamWriter {
   public void writeByteAndVarInt(int first, long value) {
     long p = writePtr;
     if ((value >>> 49) == 0 && rangeEnd - p >= Long.BYTES) {
-      long encoded = encodeVarInt(value);
-      segment.set(ProtoWire.LONG_LE, p, (encoded << 8) | (first & 0xFF));
-      writePtr = p + 1 + encodedSize(encoded);
+      segment.set(ProtoWire.LONG_LE, p, (Varints.packed(value) << 8) | (first & 0xFF));
+      writePtr = p + 1 + Varints.size(value);
       return;
     }
     writeByte(first);
     writeVarInt(value);
   }
 
-  /** The varint bytes of value (below 2^56), first byte lowest. */
-  static long encodeVarInt(long value) {
-    long encoded = 0;
-    int shift = 0;
-    while (value >= 0x80) {
-      encoded |= ((value & 0x7F) | 0x80) << shift;
-      value >>>= 7;
-      shift += 8;
-    }
-    return encoded | (value << shift);
-  }
-
-  /** Number of bytes of an encoding from {@link #encodeVarInt}: up to its last non-zero byte. */
-  static int encodedSize(long encoded) {
-    return Math.max(1, (71 - Long.numberOfLeadingZeros(encoded)) >>> 3);
-  }
-
+  /** A varint that may cross into the next range: its bytes one at a time. */
   private void writeVarIntSlow(long value) {
-    while ((value & ~0x7FL) != 0) {
-      writeByte((int) (value | 0x80));
-      value >>>= 7;
+    int size = Varints.size(value);
+    long low = Varints.packedLow(value);
+    for (int i = 0; i < Math.min(size, Long.BYTES); i++) {
+      writeByte((int) (low >>> (8 * i)));
     }
-    writeByte((int) value);
+    long high = Varints.packedHigh(value);
+    for (int i = Long.BYTES; i < size; i++) {
+      writeByte((int) (high >>> (8 * (i - Long.BYTES))));
+    }
   }
 
   /** Writes value little-endian, 4 bytes. */
