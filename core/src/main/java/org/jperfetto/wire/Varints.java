@@ -73,7 +73,7 @@ public final class Varints {
   /**
    * The varint of value (below 2^56: 1 to 8 bytes) as a little-endian long, first byte in the low
    * bits and zeros above the last, so one 8-byte store writes it; {@link #size} gives its length.
-   * Branch-free, for encoders that assemble whole short messages in registers.
+   * For encoders that write a varint, or assemble a whole short message, in registers.
    */
   public static long packed(long value) {
     if ((value >>> 56) != 0) {
@@ -96,9 +96,20 @@ public final class Varints {
     return isOneByte(rest) ? rest : (rest & 0x7F) | 0x80 | ((rest >>> 7) << 8);
   }
 
-  /** {@link #packed} without the range check: value must be below 2^56. */
+  /**
+   * {@link #packed} without the range check: value must be below 2^56. A group at a time: on a
+   * trace's values (most take one byte) this beats a branch-free spread of all eight groups
+   * (VarintsBench).
+   */
   private static long packedShort(long value) {
-    return spread(value) | (CONTINUE_ALL & ((1L << ((size(value) - 1) << 3)) - 1));
+    long encoded = 0;
+    int shift = 0;
+    while (!isOneByte(value)) {
+      encoded |= ((value & 0x7F) | 0x80) << shift;
+      value >>>= 7;
+      shift += 8;
+    }
+    return encoded | (value << shift);
   }
 
   /** The low 56 bits of value as eight varint groups of 7 bits, one per byte, continuation bits clear. */
