@@ -3,6 +3,7 @@ package org.jperfetto.abi;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
+import org.jperfetto.wire.Varints;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
@@ -114,7 +115,7 @@ public class ChunkCycleBench {
     long pos = abi.payloadOffset(chunk);
     abi.incrementPacketCount(chunk);
     MemorySegment.copy(side.packet, 0, smb, pos + PacketFragments.SIZE_FIELD_BYTES, PACKET);
-    PacketFragments.writeRedundantSize(smb, pos, PACKET);
+    Varints.writeRedundant(smb, pos, PACKET);
     abi.releaseChunkAsComplete(chunk);
 
     UntrustedChunkReader reader = side.reader;

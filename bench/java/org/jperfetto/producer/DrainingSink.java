@@ -4,6 +4,7 @@ import java.lang.foreign.MemorySegment;
 import org.jperfetto.abi.ChunkReadResult;
 import org.jperfetto.abi.SharedMemoryAbi;
 import org.jperfetto.abi.UntrustedChunkReader;
+import org.jperfetto.ipc.wire.CommitBatch;
 
 /**
  * A fake service for writer benchmarks: takes each commit batch on the committing thread and frees

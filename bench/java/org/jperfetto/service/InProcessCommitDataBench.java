@@ -17,6 +17,7 @@ import org.jperfetto.protos.ReadBuffersResponse;
 import org.jperfetto.protos.TraceConfig;
 import org.jperfetto.protos.TracePacket;
 import org.jperfetto.protos.TrackEvent;
+import org.jperfetto.wire.Varints;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
@@ -178,9 +179,7 @@ public class InProcessCommitDataBench {
         return n;
       }
       int len = p.length;
-      for (int b = 0; b < 4; b++) {
-        smb.set(ValueLayout.JAVA_BYTE, at + b, (byte) (((len >>> (7 * b)) & 0x7F) | (b < 3 ? 0x80 : 0)));
-      }
+      Varints.writeRedundant(smb, at, len);
       MemorySegment.copy(p, 0, smb, ValueLayout.JAVA_BYTE, at + 4, len);
       at += 4 + len;
       n++;

@@ -2,8 +2,8 @@ package org.jperfetto.service.buffer;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.concurrent.TimeUnit;
+import org.jperfetto.wire.Varints;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
@@ -42,10 +42,7 @@ public class TraceBufferBenchmark {
     int size = PAYLOAD / PACKETS_PER_CHUNK - 4;
     for (int i = 0; i < PACKETS_PER_CHUNK; i++) {
       int len = i == PACKETS_PER_CHUNK - 1 ? (int) (4096 - at - 4) : size;
-      smb.set(ValueLayout.JAVA_BYTE, at, (byte) ((len & 0x7F) | 0x80));
-      smb.set(ValueLayout.JAVA_BYTE, at + 1, (byte) (((len >>> 7) & 0x7F) | 0x80));
-      smb.set(ValueLayout.JAVA_BYTE, at + 2, (byte) (((len >>> 14) & 0x7F) | 0x80));
-      smb.set(ValueLayout.JAVA_BYTE, at + 3, (byte) ((len >>> 21) & 0x7F));
+      Varints.writeRedundant(smb, at, len);
       at += 4 + len;
     }
     return smb;

@@ -21,22 +21,30 @@ import org.junit.jupiter.api.Test;
  */
 class ModuleStructureTest {
   private static final Path MAIN = Path.of("core/src/main/java/org/jperfetto");
-  private static final Pattern IMPORT =
-      Pattern.compile("^import\\s+(?:static\\s+)?org\\.jperfetto\\.([a-z0-9_.]+)\\.[A-Z]", Pattern.MULTILINE);
+  /** An import of a class of the module: group 1 is its package below org.jperfetto ("" for the root). */
+  private static final Pattern IMPORT = Pattern.compile(
+      "^import\\s+(?:static\\s+)?org\\.jperfetto\\.((?:[a-z0-9_]+\\.)*)[A-Z]", Pattern.MULTILINE);
 
-  /** package (relative to org.jperfetto) -> packages it may use besides itself and java.*. */
+  /**
+   * package (relative to org.jperfetto; "" is the root package) -> packages it may use besides
+   * itself and java.*. The bottom floor, java.base only: the root package (BuildVersion, a fact
+   * about jperfetto as a whole), {@code wire} (protobuf wire arithmetic, the decoder cursor), and
+   * beside them {@code os}; every package may use the root.
+   */
   private static final Map<String, Set<String>> ALLOWED = Map.ofEntries(
+      Map.entry("", Set.of()),
+      Map.entry("wire", Set.of()),
       Map.entry("protos", Set.of()),
-      Map.entry("abi", Set.of()),
       Map.entry("os", Set.of()),
-      Map.entry("ipc.wire", Set.of("protos")),
-      Map.entry("ipc", Set.of("ipc.wire", "abi", "os", "protos")),
-      Map.entry("service", Set.of("abi", "protos", "service.buffer")),
-      Map.entry("service.buffer", Set.of("abi", "protos")),
-      Map.entry("service.ipc", Set.of("service", "service.buffer", "ipc", "ipc.wire", "os", "abi", "protos")),
-      Map.entry("producer", Set.of("abi", "ipc", "ipc.wire", "os", "protos")),
-      // abi for the trace file's packet record (TracePacketRecord), which the service writes too.
-      Map.entry("consumer", Set.of("abi", "ipc", "ipc.wire", "os", "protos")),
+      // The SMB ABI: its fragment sizes are redundant varints.
+      Map.entry("abi", Set.of("wire")),
+      Map.entry("ipc.wire", Set.of("wire", "protos")),
+      Map.entry("ipc", Set.of("ipc.wire", "wire", "os", "protos")),
+      Map.entry("service", Set.of("abi", "wire", "protos", "service.buffer")),
+      Map.entry("service.buffer", Set.of("abi", "wire", "protos")),
+      Map.entry("service.ipc", Set.of("service", "service.buffer", "ipc", "ipc.wire", "os", "abi", "wire", "protos")),
+      Map.entry("producer", Set.of("abi", "ipc", "ipc.wire", "os", "wire", "protos")),
+      Map.entry("consumer", Set.of("ipc", "ipc.wire", "os", "wire", "protos")),
       // The in-process backend: an embedded service with this process's producer and consumers.
       Map.entry("tracing", Set.of("service", "service.ipc", "producer", "consumer", "protos")),
       // The -javaagent: a producer with TrackEvent and jvm.jfr; agent.boot is the JDK-only part
@@ -55,11 +63,7 @@ class ModuleStructureTest {
     }
     try (Stream<Path> files = Files.walk(MAIN)) {
       for (Path file : (Iterable<Path>) files.filter(p -> p.toString().endsWith(".java"))::iterator) {
-        Path rel = MAIN.relativize(file.getParent());
-        if (rel.toString().isEmpty()) {
-          continue; // module-info lives one level up; nothing else sits at the root
-        }
-        String pkg = rel.toString().replace('/', '.');
+        String pkg = MAIN.relativize(file.getParent()).toString().replace('/', '.');
         String owner = ownerOf(pkg);
         if (owner == null) {
           violations.add(file + ": package org.jperfetto." + pkg + " is not in the package map");
@@ -68,8 +72,9 @@ class ModuleStructureTest {
         Set<String> allowed = ALLOWED.get(owner);
         Matcher m = IMPORT.matcher(Files.readString(file));
         while (m.find()) {
-          String target = ownerOf(m.group(1));
-          if (target == null || target.equals(owner) || allowed.contains("*")) {
+          String imported = m.group(1).isEmpty() ? "" : m.group(1).substring(0, m.group(1).length() - 1);
+          String target = ownerOf(imported);
+          if (target == null || target.equals(owner) || target.isEmpty() || allowed.contains("*")) {
             continue;
           }
           if (!allowed.contains(target)) {
@@ -81,17 +86,44 @@ class ModuleStructureTest {
     assertEquals(List.of(), violations);
   }
 
+  /** java.base's packages that the module's lowest packages use. */
+  private static final List<String> JAVA_BASE =
+      List.of("java.lang.", "java.io.", "java.nio.", "java.util.", "java.net.");
+
+  /** The bottom floor, abi and os import nothing beyond java.base: no library, no other JDK module. */
+  @Test
+  void bottomFloorUsesJavaBaseOnly() throws IOException {
+    Pattern anyImport = Pattern.compile("^import\\s+(?:static\\s+)?([\\w.]+);", Pattern.MULTILINE);
+    List<String> violations = new ArrayList<>();
+    for (String pkg : List.of("", "wire", "abi", "os")) {
+      Path dir = pkg.isEmpty() ? MAIN : MAIN.resolve(pkg.replace('.', '/'));
+      try (Stream<Path> files = Files.list(dir)) {
+        for (Path file : (Iterable<Path>) files.filter(p -> p.toString().endsWith(".java"))::iterator) {
+          Matcher m = anyImport.matcher(Files.readString(file));
+          while (m.find()) {
+            String name = m.group(1);
+            if (JAVA_BASE.stream().noneMatch(name::startsWith) && !name.startsWith("org.jperfetto.")) {
+              violations.add(file + " imports " + name);
+            }
+          }
+        }
+      }
+    }
+    assertEquals(List.of(), violations);
+  }
+
   @Test
   void mapCoversDesignPackages() {
-    assertTrue(ALLOWED.keySet().containsAll(Set.of("abi", "os", "ipc", "ipc.wire", "protos", "service",
+    assertTrue(ALLOWED.keySet().containsAll(Set.of("", "wire", "abi", "os", "ipc", "ipc.wire", "protos", "service",
         "service.ipc", "producer", "consumer", "cli")));
   }
 
-  /** The most specific package of the map that pkg is, or is inside of. */
+  /** The most specific package of the map that pkg is, or is inside of (the root holds only itself). */
   private static String ownerOf(String pkg) {
     String best = null;
     for (String key : ALLOWED.keySet()) {
-      if ((pkg.equals(key) || pkg.startsWith(key + ".")) && (best == null || key.length() > best.length())) {
+      boolean inside = pkg.equals(key) || (!key.isEmpty() && pkg.startsWith(key + "."));
+      if (inside && (best == null || key.length() > best.length())) {
         best = key;
       }
     }

@@ -34,7 +34,7 @@ class PublicSurfaceTest {
       "producer", Set.of("BufferExhaustedPolicy", "DataSource", "DataSourceHandler", "DataSourceInstance",
           "DetachedInstance", "ProducerSockets", "TraceContext", "TraceWriter", "TracingProducer"),
       // The packet writer a data source's TraceContext hands out, and the pieces it writes with.
-      "producer.proto", Set.of("ChunkPacketEncoder", "PacketFragment", "PatchList", "ProtoWire", "ProtoWriter",
+      "producer.proto", Set.of("ChunkPacketEncoder", "PacketFragment", "PatchList", "ProtoWriter",
           "ScatteredStreamWriter", "TrackUuids"),
       "producer.track", Set.of("Category", "EventContext", "SpanRecorder", "Track", "TrackEvent"),
       // jvm.jfr: its data source and config; RemoteJfr and StackSampleEncoder are public for the CLI's

@@ -2,59 +2,44 @@ package org.jperfetto.abi;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import org.jperfetto.wire.Varints;
 
 /**
- * The size prefix of each fragment in a chunk: a varint of the fragment's payload size.
+ * The size prefix of each fragment in a chunk: a varint of the fragment's payload size. What is
+ * the SMB's here is the rule, not the varint arithmetic ({@link Varints} has that): how many bytes a
+ * writer reserves, which sizes it may compact, the drop marker, and how much of a size a reader
+ * accepts.
  *
  * <p>Writers reserve {@link #SIZE_FIELD_BYTES} bytes before they know the size and fill them with a
- * redundant 4-byte varint (continuation bit set on the first three bytes). Since v58 upstream writers
- * compact a fragment shorter than {@link #MAX_ONE_BYTE_SIZE} that fits in its chunk to a 1-byte size,
- * moving its payload 3 bytes back, so readers accept any varint of 1 to 4 bytes. The size
+ * redundant varint ({@link Varints#writeRedundant}). Since v58 upstream writers compact a fragment
+ * of at most {@link #MAX_COMPACT_SIZE} bytes that fits in its chunk to a 1-byte size, moving its
+ * payload 3 bytes back, so readers accept any varint of 1 to 4 bytes. The size
  * {@link #DROP_PACKET_MARKER} marks a packet the writer abandoned (the SMB was full).
  */
 public final class PacketFragments {
-  /** Bytes a writer reserves for a fragment's size (upstream kPacketHeaderSize). */
-  public static final int SIZE_FIELD_BYTES = 4;
-  /** Largest size a 4-byte varint holds (upstream kMaxMessageLength). */
-  public static final int MAX_SIZE = (1 << (SIZE_FIELD_BYTES * 7)) - 1;
-  /** Fragment size telling the service to drop the packet (upstream kPacketSizeDropPacket). */
-  public static final int DROP_PACKET_MARKER = MAX_SIZE;
-  /** Sizes strictly below this are compacted to one byte (upstream kMaxOneByteMessageLength). */
-  public static final int MAX_ONE_BYTE_SIZE = (1 << 7) - 1;
+  /** Bytes a writer reserves for a fragment's size (upstream kPacketHeaderSize): a redundant varint. */
+  public static final int SIZE_FIELD_BYTES = Varints.REDUNDANT_SIZE;
+  /**
+   * Fragment size telling the service to drop the packet (upstream kPacketSizeDropPacket): the
+   * largest size the field holds.
+   */
+  public static final int DROP_PACKET_MARKER = Varints.MAX_REDUNDANT;
+  /**
+   * Largest fragment a writer compacts to a 1-byte size: upstream compacts only sizes strictly below
+   * kMaxOneByteMessageLength (127), one less than a nested message may have.
+   */
+  public static final int MAX_COMPACT_SIZE = Varints.MAX_ONE_BYTE - 1;
 
   /** {@link #decodeSize} result: the varint runs past the limit. */
-  public static final long TRUNCATED = -1;
+  public static final long TRUNCATED = Varints.TRUNCATED;
   /** {@link #decodeSize} result: the varint has more than 4 bytes. */
-  public static final long TOO_LONG = -2;
-
-  private static final ValueLayout.OfInt INT_LE =
-      ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
+  public static final long TOO_LONG = Varints.TOO_LONG;
 
   private PacketFragments() {}
 
-  /** Writes {@code size} as a redundant 4-byte varint at {@code offset}. */
-  public static void writeRedundantSize(MemorySegment segment, long offset, int size) {
-    if (size < 0 || size > MAX_SIZE) {
-      throw new IllegalArgumentException("fragment size out of range: " + size);
-    }
-    segment.set(INT_LE, offset, redundantSize(size));
-  }
-
-  /**
-   * The 4 bytes of the redundant varint of {@code size} (0..{@link #MAX_SIZE}), packed
-   * little-endian into an int, byte 0 lowest: continuation bit set on bytes 0-2, e.g. 1 becomes
-   * 81 80 80 00. One store writes the whole size field.
-   */
-  public static int redundantSize(int size) {
-    return (0x80 | (size & 0x7F))
-        | (0x80 | ((size >>> 7) & 0x7F)) << 8
-        | (0x80 | ((size >>> 14) & 0x7F)) << 16
-        | ((size >>> 21) & 0x7F) << 24;
-  }
-
   /** True if a fragment of {@code size} bytes may have its size field compacted to one byte. */
   public static boolean isCompactable(int size) {
-    return size >= 0 && size < MAX_ONE_BYTE_SIZE;
+    return size >= 0 && size <= MAX_COMPACT_SIZE;
   }
 
   /**
@@ -78,27 +63,16 @@ public final class PacketFragments {
    * {@link #headerBytes(long)}.
    */
   public static long decodeSize(MemorySegment segment, long offset, long limit) {
-    long value = 0;
-    for (int i = 0; i < SIZE_FIELD_BYTES; i++) {
-      if (offset + i >= limit) {
-        return TRUNCATED;
-      }
-      int b = segment.get(ValueLayout.JAVA_BYTE, offset + i);
-      value |= (long) (b & 0x7F) << (7 * i);
-      if ((b & 0x80) == 0) {
-        return ((long) (i + 1) << 32) | value;
-      }
-    }
-    return TOO_LONG;
+    return Varints.readShort(segment, offset, limit, SIZE_FIELD_BYTES);
   }
 
   /** The size from a non-negative {@link #decodeSize} result. */
   public static int size(long decoded) {
-    return (int) decoded;
+    return Varints.shortValue(decoded);
   }
 
   /** The varint length (1..4) from a non-negative {@link #decodeSize} result. */
   public static int headerBytes(long decoded) {
-    return (int) (decoded >>> 32);
+    return Varints.shortLength(decoded);
   }
 }

@@ -14,7 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import org.jperfetto.abi.BuildVersion;
+import org.jperfetto.BuildVersion;
 import org.jperfetto.consumer.ConsumerSockets;
 import org.jperfetto.consumer.FlushFlags;
 import org.jperfetto.consumer.OutputFds;

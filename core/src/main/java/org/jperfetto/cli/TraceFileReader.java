@@ -3,8 +3,8 @@ package org.jperfetto.cli;
 import com.google.protobuf.CodedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import org.jperfetto.abi.TracePacketRecord;
 import org.jperfetto.protos.TracePacket;
+import org.jperfetto.wire.TracePacketRecord;
 
 /**
  * Reads a trace file (a sequence of Trace.packet fields) as a stream, one packet at a time, other

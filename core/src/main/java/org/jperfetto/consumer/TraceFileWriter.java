@@ -5,7 +5,7 @@ import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.util.List;
-import org.jperfetto.abi.TracePacketRecord;
+import org.jperfetto.wire.TracePacketRecord;
 
 /**
  * Writes packets in the Perfetto trace file format, each as a {@link TracePacketRecord} (field 1

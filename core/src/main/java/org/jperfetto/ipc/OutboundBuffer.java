@@ -1,17 +1,24 @@
 package org.jperfetto.ipc;
 
+import static org.jperfetto.ipc.wire.IpcFrameTags.ARGS_PROTO;
+import static org.jperfetto.ipc.wire.IpcFrameTags.DROP_REPLY;
+import static org.jperfetto.ipc.wire.IpcFrameTags.INVOKE_METHOD;
+import static org.jperfetto.ipc.wire.IpcFrameTags.METHOD_ID;
+import static org.jperfetto.ipc.wire.IpcFrameTags.REQUEST_ID;
+import static org.jperfetto.ipc.wire.IpcFrameTags.SERVICE_ID;
+
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
-import org.jperfetto.abi.Varints;
 import org.jperfetto.ipc.wire.Frames;
-import org.jperfetto.ipc.wire.ProtoCursor;
 import org.jperfetto.os.ErrnoException;
 import org.jperfetto.os.Fds;
 import org.jperfetto.os.UnixSocket;
 import org.jperfetto.protos.IPCFrame;
+import org.jperfetto.wire.ProtoWire;
+import org.jperfetto.wire.Varints;
 
 /**
  * Bytes queued for one peer's non-blocking socket, bounded. Frames are encoded straight into a
@@ -93,7 +100,7 @@ final class OutboundBuffer implements AutoCloseable {
     if (arena == null) {
       return false;
     }
-    int payload = 1 + Varints.size(requestId) + EMPTY_REPLY.length;
+    int payload = ProtoWire.taggedVarIntSize(REQUEST_ID, requestId) + EMPTY_REPLY.length;
     long at = beginFrame(payload, requestId);
     if (at < 0) {
       return false;
@@ -115,8 +122,7 @@ final class OutboundBuffer implements AutoCloseable {
     long at = tail;
     buf.set(LE_INT, at, payload);
     at += Frames.HEADER_SIZE;
-    buf.set(ValueLayout.JAVA_BYTE, at++, (byte) TAG_REQUEST_ID);
-    return putVarint(at, requestId);
+    return Varints.put(buf, Varints.put(buf, at, REQUEST_ID), requestId);
   }
 
   /**
@@ -135,8 +141,10 @@ final class OutboundBuffer implements AutoCloseable {
     }
     long sid = Integer.toUnsignedLong(serviceId);
     long mid = Integer.toUnsignedLong(methodId);
-    int invoke = 1 + Varints.size(sid) + 1 + Varints.size(mid) + 1 + Varints.size(length) + length + 2;
-    int payload = 1 + Varints.size(requestId) + 1 + Varints.size(invoke) + invoke;
+    int invoke = ProtoWire.taggedVarIntSize(SERVICE_ID, sid) + ProtoWire.taggedVarIntSize(METHOD_ID, mid)
+        + ProtoWire.taggedLengthDelimitedSize(ARGS_PROTO, length) + ProtoWire.taggedVarIntSize(DROP_REPLY, 1);
+    int payload = ProtoWire.taggedVarIntSize(REQUEST_ID, requestId)
+        + ProtoWire.taggedLengthDelimitedSize(INVOKE_METHOD, invoke);
     if (payload > Frames.MAX_PAYLOAD_SIZE) {
       throw new IllegalArgumentException("frame of " + (Frames.HEADER_SIZE + payload) + " bytes exceeds "
           + Frames.MAX_FRAME_SIZE);
@@ -145,38 +153,17 @@ final class OutboundBuffer implements AutoCloseable {
     if (at < 0) {
       return false;
     }
-    buf.set(ValueLayout.JAVA_BYTE, at++, (byte) TAG_INVOKE_METHOD);
-    at = putVarint(at, invoke);
-    buf.set(ValueLayout.JAVA_BYTE, at++, (byte) TAG_SERVICE_ID);
-    at = putVarint(at, sid);
-    buf.set(ValueLayout.JAVA_BYTE, at++, (byte) TAG_METHOD_ID);
-    at = putVarint(at, mid);
-    buf.set(ValueLayout.JAVA_BYTE, at++, (byte) TAG_ARGS_PROTO);
-    at = putVarint(at, length);
-    MemorySegment.copy(args, offset, buf, ValueLayout.JAVA_BYTE, at, length);
+    MemorySegment b = buf;
+    at = Varints.put(b, Varints.put(b, at, INVOKE_METHOD), invoke);
+    at = Varints.put(b, Varints.put(b, at, SERVICE_ID), sid);
+    at = Varints.put(b, Varints.put(b, at, METHOD_ID), mid);
+    at = Varints.put(b, Varints.put(b, at, ARGS_PROTO), length);
+    MemorySegment.copy(args, offset, b, ValueLayout.JAVA_BYTE, at, length);
     at += length;
-    buf.set(ValueLayout.JAVA_BYTE, at++, (byte) TAG_DROP_REPLY);
-    buf.set(ValueLayout.JAVA_BYTE, at, (byte) (dropReply ? 1 : 0));
+    Varints.put(b, Varints.put(b, at, DROP_REPLY), dropReply ? 1 : 0);
     tail += Frames.HEADER_SIZE + payload;
     return true;
   }
-
-  private long putVarint(long at, long v) {
-    while ((v & ~0x7fL) != 0) {
-      buf.set(ValueLayout.JAVA_BYTE, at++, (byte) (v & 0x7f | 0x80));
-      v >>>= 7;
-    }
-    buf.set(ValueLayout.JAVA_BYTE, at++, (byte) v);
-    return at;
-  }
-
-  // The IPCFrame tags written here (field number << 3 | wire type), from the generated field numbers.
-  private static final int TAG_REQUEST_ID = IPCFrame.REQUEST_ID_FIELD_NUMBER << 3 | ProtoCursor.VARINT;
-  private static final int TAG_INVOKE_METHOD = IPCFrame.MSG_INVOKE_METHOD_FIELD_NUMBER << 3 | ProtoCursor.LEN;
-  private static final int TAG_SERVICE_ID = IPCFrame.InvokeMethod.SERVICE_ID_FIELD_NUMBER << 3 | ProtoCursor.VARINT;
-  private static final int TAG_METHOD_ID = IPCFrame.InvokeMethod.METHOD_ID_FIELD_NUMBER << 3 | ProtoCursor.VARINT;
-  private static final int TAG_ARGS_PROTO = IPCFrame.InvokeMethod.ARGS_PROTO_FIELD_NUMBER << 3 | ProtoCursor.LEN;
-  private static final int TAG_DROP_REPLY = IPCFrame.InvokeMethod.DROP_REPLY_FIELD_NUMBER << 3 | ProtoCursor.VARINT;
 
   /** msg_invoke_method_reply, 6 bytes: success=1, has_more=0, reply_proto="". */
   private static final byte[] EMPTY_REPLY = IPCFrame.newBuilder().setMsgInvokeMethodReply(

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.jperfetto.abi.ChunkHandle;
 import org.jperfetto.abi.SharedMemoryAbi;
+import org.jperfetto.ipc.wire.CommitBatch;
 import org.jperfetto.protos.CommitDataRequest;
 
 /** Turns a {@link CommitBatch} into the CommitDataRequest sent to the service. */

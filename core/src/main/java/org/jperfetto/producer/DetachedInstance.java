@@ -6,6 +6,7 @@ import java.lang.foreign.MemorySegment;
 import org.jperfetto.abi.ChunkHandle;
 import org.jperfetto.abi.SharedMemoryAbi;
 import org.jperfetto.abi.ShmSizes;
+import org.jperfetto.ipc.wire.CommitBatch;
 import org.jperfetto.os.ErrnoException;
 import org.jperfetto.os.Fds;
 import org.jperfetto.os.MemFd;

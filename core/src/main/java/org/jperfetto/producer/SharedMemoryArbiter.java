@@ -14,6 +14,7 @@ import org.jperfetto.abi.ChunkHeader;
 import org.jperfetto.abi.PageLayout;
 import org.jperfetto.abi.SharedMemoryAbi;
 import org.jperfetto.ipc.MountedLock;
+import org.jperfetto.ipc.wire.CommitBatch;
 import org.jperfetto.producer.proto.PatchList;
 
 /**

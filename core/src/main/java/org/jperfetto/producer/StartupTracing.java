@@ -6,6 +6,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
+import org.jperfetto.ipc.wire.CommitBatch;
 import org.jperfetto.protos.DataSourceConfig;
 import org.jperfetto.protos.TraceConfig;
 

@@ -9,12 +9,11 @@ import org.jperfetto.abi.ChunkHandle;
 import org.jperfetto.abi.ChunkHeader;
 import org.jperfetto.abi.PacketFragments;
 import org.jperfetto.abi.SharedMemoryAbi;
+import org.jperfetto.producer.proto.ChunkPacketEncoder;
 import org.jperfetto.producer.proto.PacketFragment;
 import org.jperfetto.producer.proto.PatchList;
-import org.jperfetto.producer.proto.ProtoWire;
 import org.jperfetto.producer.proto.ProtoWriter;
 import org.jperfetto.producer.proto.ScatteredStreamWriter;
-import org.jperfetto.producer.proto.ChunkPacketEncoder;
 import org.jperfetto.protos.TracePacket;
 
 /**
@@ -374,7 +373,7 @@ public final class TraceWriter implements AutoCloseable {
 
   /** Whether a small packet of length bytes must go the regular way whatever room the chunk has. */
   private boolean refusesSmallPacket(int length) {
-    return reachedMaxPackets || fragment.isOpen() || length > ProtoWire.MAX_ONE_BYTE_FRAGMENT_SIZE;
+    return reachedMaxPackets || fragment.isOpen() || length > PacketFragments.MAX_COMPACT_SIZE;
   }
 
   /** Claims the size byte, the packet and the encoder's slack in the current range; -1 if they do not fit. */

@@ -2,8 +2,8 @@ package org.jperfetto.service;
 
 import com.google.protobuf.ByteString;
 import java.util.List;
-import org.jperfetto.abi.TracePacketRecord;
 import org.jperfetto.protos.ReadBuffersResponse;
+import org.jperfetto.wire.TracePacketRecord;
 
 /**
  * Joins ReadBuffers slices back into whole packets for the sinks that need packets (the

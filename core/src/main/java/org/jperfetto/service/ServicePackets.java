@@ -3,7 +3,7 @@ package org.jperfetto.service;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.Descriptors.FieldDescriptor;
 import java.util.List;
-import org.jperfetto.abi.BuildVersion;
+import org.jperfetto.BuildVersion;
 import org.jperfetto.protos.ClockSnapshot;
 import org.jperfetto.protos.TraceConfig;
 import org.jperfetto.protos.TracePacket;

@@ -2,13 +2,13 @@ package org.jperfetto.service;
 
 import com.google.protobuf.ByteString;
 import com.google.protobuf.UnsafeByteOperations;
-import org.jperfetto.abi.Varints;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 import org.jperfetto.protos.ReadBuffersResponse;
 import org.jperfetto.service.buffer.BufferedPacket;
+import org.jperfetto.wire.Varints;
 
 /**
  * Packets on their way to a consumer, as ReadBuffersResponse slices: every slice at most

@@ -3,6 +3,7 @@ package org.jperfetto.abi;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.function.BooleanSupplier;
+import org.jperfetto.wire.Varints;
 
 /**
  * Test-only writer of a packet stream into an SMB, the way upstream's TraceWriter lays it out: each
@@ -53,7 +54,7 @@ final class ChunkStreamWriter {
       if (written == data.length) {
         break;
       }
-      PacketFragments.writeRedundantSize(smb, sizeField, (int) (pos - fragmentStart));
+      Varints.writeRedundant(smb, sizeField, (int) (pos - fragmentStart));
       abi.setFlag(chunk, ChunkHeader.LAST_PACKET_CONTINUES_ON_NEXT_CHUNK);
       if (!switchChunk(true)) {
         return false;
@@ -64,7 +65,7 @@ final class ChunkStreamWriter {
     if (PacketFragments.isCompactable(size)) {
       pos = PacketFragments.compact(smb, sizeField, size);
     } else {
-      PacketFragments.writeRedundantSize(smb, sizeField, size);
+      Varints.writeRedundant(smb, sizeField, size);
     }
     return true;
   }

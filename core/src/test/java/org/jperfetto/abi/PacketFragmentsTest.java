@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import org.jperfetto.wire.Varints;
 import org.junit.jupiter.api.Test;
 
 class PacketFragmentsTest {
@@ -15,32 +16,32 @@ class PacketFragmentsTest {
   @Test
   void constantsMatchUpstream() {
     assertEquals(4, PacketFragments.SIZE_FIELD_BYTES);
-    assertEquals(268_435_455, PacketFragments.MAX_SIZE);
+    assertEquals(268_435_455, Varints.MAX_REDUNDANT);
     assertEquals((1 << 28) - 1, PacketFragments.DROP_PACKET_MARKER);
-    assertEquals(127, PacketFragments.MAX_ONE_BYTE_SIZE);
+    assertEquals(126, PacketFragments.MAX_COMPACT_SIZE);
   }
 
   @Test
   void redundantVarintIsAlwaysFourBytes() {
     MemorySegment s = MemorySegment.ofArray(new byte[8]);
-    PacketFragments.writeRedundantSize(s, 2, 0);
+    Varints.writeRedundant(s, 2, 0);
     assertArrayEquals(new byte[] {0, 0, (byte) 0x80, (byte) 0x80, (byte) 0x80, 0, 0, 0},
         s.toArray(ValueLayout.JAVA_BYTE));
-    PacketFragments.writeRedundantSize(s, 0, 300);
+    Varints.writeRedundant(s, 0, 300);
     assertArrayEquals(new byte[] {(byte) 0xAC, (byte) 0x82, (byte) 0x80, 0},
         s.asSlice(0, 4).toArray(ValueLayout.JAVA_BYTE));
-    PacketFragments.writeRedundantSize(s, 0, PacketFragments.DROP_PACKET_MARKER);
+    Varints.writeRedundant(s, 0, PacketFragments.DROP_PACKET_MARKER);
     assertArrayEquals(new byte[] {(byte) 0xFF, (byte) 0xFF, (byte) 0xFF, 0x7F},
         s.asSlice(0, 4).toArray(ValueLayout.JAVA_BYTE));
-    assertThrows(IllegalArgumentException.class, () -> PacketFragments.writeRedundantSize(s, 0, 1 << 28));
-    assertThrows(IllegalArgumentException.class, () -> PacketFragments.writeRedundantSize(s, 0, -1));
+    assertThrows(IllegalArgumentException.class, () -> Varints.writeRedundant(s, 0, 1 << 28));
+    assertThrows(IllegalArgumentException.class, () -> Varints.writeRedundant(s, 0, -1));
   }
 
   @Test
   void decodesOneToFourByteVarints() {
-    for (int v : new int[] {0, 1, 126, 127, 128, 300, 16383, 16384, 2_097_151, 2_097_152, PacketFragments.MAX_SIZE}) {
+    for (int v : new int[] {0, 1, 126, 127, 128, 300, 16383, 16384, 2_097_151, 2_097_152, Varints.MAX_REDUNDANT}) {
       MemorySegment s = MemorySegment.ofArray(new byte[4]);
-      PacketFragments.writeRedundantSize(s, 0, v);
+      Varints.writeRedundant(s, 0, v);
       long d = PacketFragments.decodeSize(s, 0, 4);
       assertEquals(v, PacketFragments.size(d));
       assertEquals(4, PacketFragments.headerBytes(d));

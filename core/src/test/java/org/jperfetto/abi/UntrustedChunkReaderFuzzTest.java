@@ -8,6 +8,7 @@ import com.code_intelligence.jazzer.junit.FuzzTest;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import org.jperfetto.wire.Varints;
 
 /**
  * Coverage-guided fuzzing of the service's reader of producer chunks (docs/fuzzing.md). The input
@@ -60,9 +61,9 @@ class UntrustedChunkReaderFuzzTest {
     long end = pos + ChunkHandle.payloadSize(c);
     int fragments = data.consumeInt(0, 6);
     for (int i = 0; i < fragments && pos + 4 <= end; i++) {
-      int size = data.consumeInt(0, (int) Math.min(PacketFragments.MAX_SIZE, end - pos - 4 + 8));
+      int size = data.consumeInt(0, (int) Math.min(Varints.MAX_REDUNDANT, end - pos - 4 + 8));
       abi.incrementPacketCount(c);
-      PacketFragments.writeRedundantSize(abi.segment(), pos, size);
+      Varints.writeRedundant(abi.segment(), pos, size);
       pos += 4 + size;
     }
     if (data.consumeBoolean()) {

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import org.jperfetto.wire.Varints;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -30,7 +31,7 @@ class UntrustedChunkReaderTest {
     long pos = abi.payloadOffset(c);
     for (int size : sizes) {
       abi.incrementPacketCount(c);
-      PacketFragments.writeRedundantSize(smb, pos, size);
+      Varints.writeRedundant(smb, pos, size);
       pos += 4 + size;
     }
     if (complete) {

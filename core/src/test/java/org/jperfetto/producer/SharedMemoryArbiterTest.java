@@ -11,6 +11,7 @@ import org.jperfetto.abi.ChunkHandle;
 import org.jperfetto.abi.ChunkHeader;
 import org.jperfetto.abi.PageHeader;
 import org.jperfetto.abi.PageLayout;
+import org.jperfetto.ipc.wire.CommitBatch;
 import org.jperfetto.producer.proto.PatchList;
 import org.jperfetto.protos.CommitDataRequest;
 import org.junit.jupiter.api.Test;

@@ -11,9 +11,9 @@ import java.util.function.BiConsumer;
 import org.jperfetto.abi.ChunkHeader;
 import org.jperfetto.abi.PageHeader;
 import org.jperfetto.producer.proto.ChunkPacketEncoder;
-import org.jperfetto.producer.proto.ProtoWire;
 import org.jperfetto.producer.proto.ProtoWriter;
 import org.jperfetto.protos.TracePacket;
+import org.jperfetto.wire.ProtoWire;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 

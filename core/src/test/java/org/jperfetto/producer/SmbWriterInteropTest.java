@@ -4,6 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.protobuf.CodedInputStream;
+import com.google.protobuf.Descriptors;
+import com.google.protobuf.WireFormat;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -15,18 +18,16 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import org.jperfetto.abi.ChunkReadResult;
-import org.jperfetto.abi.UntrustedChunkReader;
 import org.jperfetto.abi.ChunkHeader;
+import org.jperfetto.abi.ChunkReadResult;
 import org.jperfetto.abi.PacketFragments;
 import org.jperfetto.abi.SharedMemoryAbi;
-import com.google.protobuf.CodedInputStream;
-import com.google.protobuf.Descriptors;
-import com.google.protobuf.WireFormat;
+import org.jperfetto.abi.UntrustedChunkReader;
+import org.jperfetto.ipc.wire.CommitBatch;
 import org.jperfetto.producer.proto.ProtoWriter;
 import org.jperfetto.protos.TracePacket;
-import org.junit.jupiter.api.Test;
 import org.jperfetto.testing.Fixtures;
+import org.junit.jupiter.api.Test;
 
 /**
  * Replays the packets upstream v58's TraceWriter left in test-fixtures/interop/smb/smb_v58_full.bin

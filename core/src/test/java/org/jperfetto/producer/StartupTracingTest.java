@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
+import org.jperfetto.ipc.wire.CommitBatch;
 import org.jperfetto.protos.DataSourceConfig;
 import org.junit.jupiter.api.Test;
 

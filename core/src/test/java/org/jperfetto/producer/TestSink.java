@@ -5,6 +5,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jperfetto.ipc.wire.CommitBatch;
 
 /**
  * An arbiter over a fresh SMB whose CommitSink feeds a {@link ServiceSide}: at once on the

@@ -9,10 +9,10 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import org.jperfetto.abi.ChunkHeader;
-import org.jperfetto.abi.PacketFragments;
 import org.jperfetto.service.buffer.BufferedPacket;
 import org.jperfetto.service.buffer.OverwritePolicy;
 import org.jperfetto.service.buffer.TraceBuffer;
+import org.jperfetto.wire.Varints;
 
 /**
  * Coverage-guided fuzzing of {@link PacketValidator} (docs/fuzzing.md). The input is a packet's
@@ -69,7 +69,7 @@ class PacketValidatorFuzzTest {
       for (int i = 0; i < pieces.size(); i++) {
         byte[] piece = pieces.get(i);
         byte[] payload = new byte[4 + piece.length];
-        PacketFragments.writeRedundantSize(MemorySegment.ofArray(payload), 0, piece.length);
+        Varints.writeRedundant(MemorySegment.ofArray(payload), 0, piece.length);
         System.arraycopy(piece, 0, payload, 4, piece.length);
         int flags = (i > 0 ? ChunkHeader.FIRST_PACKET_CONTINUES_FROM_PREV_CHUNK : 0)
             | (i < pieces.size() - 1 ? ChunkHeader.LAST_PACKET_CONTINUES_ON_NEXT_CHUNK : 0);

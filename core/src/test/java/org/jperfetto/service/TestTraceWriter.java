@@ -11,6 +11,7 @@ import org.jperfetto.abi.PacketFragments;
 import org.jperfetto.abi.PageLayout;
 import org.jperfetto.abi.SharedMemoryAbi;
 import org.jperfetto.protos.CommitDataRequest;
+import org.jperfetto.wire.Varints;
 
 /**
  * A minimal test trace writer on the abi package: packets become fragments over chunks of one
@@ -70,14 +71,14 @@ final class TestTraceWriter {
       if (written == data.length) {
         break;
       }
-      PacketFragments.writeRedundantSize(smb, sizeField, (int) (pos - fragmentStart));
+      Varints.writeRedundant(smb, sizeField, (int) (pos - fragmentStart));
       abi.setFlag(chunk, ChunkHeader.LAST_PACKET_CONTINUES_ON_NEXT_CHUNK);
       if (!nextChunk(true)) {
         return false;
       }
       startFragment();
     }
-    PacketFragments.writeRedundantSize(smb, sizeField, (int) (pos - fragmentStart));
+    Varints.writeRedundant(smb, sizeField, (int) (pos - fragmentStart));
     if (patchAt >= 0) {
       patches.add(CommitDataRequest.ChunkToPatch.newBuilder().setTargetBuffer(bufferId)
           .setWriterId(writerId).setChunkId(patchChunkId)

@@ -1,6 +1,7 @@
 package org.jperfetto.ipc.wire;
 
 import java.lang.foreign.MemorySegment;
+import org.jperfetto.wire.ProtoCursor;
 
 /**
  * An IPCFrame read in place as an InvokeMethod, without building protobuf objects: request_id, the
@@ -27,10 +28,10 @@ public final class RawInvoke {
     boolean sawInvoke = false;
     while (frame.hasMore()) {
       int tag = frame.readTag();
-      if (tag == (2 << 3 | ProtoCursor.VARINT) && !sawRequestId) {
+      if (tag == IpcFrameTags.REQUEST_ID && !sawRequestId) {
         requestId = frame.readVarint();
         sawRequestId = true;
-      } else if (tag == (5 << 3 | ProtoCursor.LEN) && !sawInvoke) {
+      } else if (tag == IpcFrameTags.INVOKE_METHOD && !sawInvoke) {
         long n = frame.readLength();
         if (n < 0 || !readInvoke(seg, frame.position(), n)) {
           return false;
@@ -51,27 +52,26 @@ public final class RawInvoke {
     argsOffset = offset;
     argsLength = 0;
     dropReply = false;
-    int seen = 0;
+    int seen = 0; // a bit per field read: each may come once
     while (invoke.hasMore()) {
       int tag = invoke.readTag();
-      int field = tag >>> 3;
-      if (field < 1 || field > 4 || (seen & 1 << field) != 0) {
+      if (tag == IpcFrameTags.SERVICE_ID && (seen & 1) == 0) {
+        seen |= 1;
+        serviceId = varint32(invoke.readVarint());
+      } else if (tag == IpcFrameTags.METHOD_ID && (seen & 2) == 0) {
+        seen |= 2;
+        methodId = varint32(invoke.readVarint());
+      } else if (tag == IpcFrameTags.ARGS_PROTO && (seen & 4) == 0) {
+        seen |= 4;
+        long n = invoke.readLength();
+        argsOffset = invoke.position();
+        argsLength = (int) n;
+        invoke.skipBytes(n);
+      } else if (tag == IpcFrameTags.DROP_REPLY && (seen & 8) == 0) {
+        seen |= 8;
+        dropReply = invoke.readVarint() != 0;
+      } else {
         return false;
-      }
-      seen |= 1 << field;
-      switch (tag) {
-        case 1 << 3 | ProtoCursor.VARINT -> serviceId = varint32(invoke.readVarint());
-        case 2 << 3 | ProtoCursor.VARINT -> methodId = varint32(invoke.readVarint());
-        case 3 << 3 | ProtoCursor.LEN -> {
-          long n = invoke.readLength();
-          argsOffset = invoke.position();
-          argsLength = (int) n;
-          invoke.skipBytes(n);
-        }
-        case 4 << 3 | ProtoCursor.VARINT -> dropReply = invoke.readVarint() != 0;
-        default -> {
-          return false;
-        }
       }
       if (serviceId < 0 || methodId < 0) {
         return false;

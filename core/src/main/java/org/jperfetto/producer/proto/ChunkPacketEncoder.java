@@ -1,6 +1,8 @@
 package org.jperfetto.producer.proto;
 
 import java.lang.foreign.MemorySegment;
+import org.jperfetto.wire.ProtoWire;
+import org.jperfetto.wire.Varints;
 
 /**
  * Encodes one short message whose size the caller knows up front (a whole small TracePacket, size
@@ -19,8 +21,6 @@ public final class ChunkPacketEncoder {
   public static final int SLACK = Long.BYTES;
   /** Most bytes a message may take. */
   public static final int CAPACITY = 256;
-  /** A varint's continuation bit in each of eight bytes. */
-  private static final long CONTINUE_ALL = 0x8080_8080_8080_8080L;
 
   private MemorySegment segment = MemorySegment.NULL;
   private long start;
@@ -50,8 +50,8 @@ public final class ChunkPacketEncoder {
 
   /** A varint field (int32, int64, uint32, uint64, bool, enum; negative values take 10 bytes). */
   public ChunkPacketEncoder varInt(int field, long value) {
-    int tag = field << 3; // wire type 0
-    if (tag < 0x80 && (value & ~0x7FL) == 0) {
+    int tag = ProtoWire.makeTag(field, ProtoWire.WIRE_TYPE_VARINT);
+    if (Varints.isOneByte(tag) && Varints.isOneByte(value)) {
       append(tag | (value << 8), 2); // the common field: a 1-byte tag and a 1-byte value
     } else {
       putVarInt(tag & 0xFFFF_FFFFL);
@@ -99,7 +99,7 @@ public final class ChunkPacketEncoder {
   }
 
   private void putVarInt(long value) {
-    if ((value & ~0x7FL) == 0) {
+    if (Varints.isOneByte(value)) {
       append(value, 1);
     } else {
       putLongerVarInt(value);
@@ -108,55 +108,29 @@ public final class ChunkPacketEncoder {
 
   private void putLongerVarInt(long value) {
     if ((value >>> 56) == 0) {
-      append(encodeShort(value), ProtoWire.varIntSize(value)); // 2 to 8 bytes
-    } else { // 9 or 10 bytes (e.g. a uuid, a negative int): the low 56 bits, then the rest
-      append(spread(value) | CONTINUE_ALL, Long.BYTES);
-      append(varIntHighBits(value), (value >>> 56) < 0x80 ? 1 : 2);
+      append(Varints.packedLow(value), Varints.size(value)); // 2 to 8 bytes
+    } else { // 9 or 10 bytes (e.g. a uuid, a negative int): the first eight, then the rest
+      append(Varints.packedLow(value), Long.BYTES);
+      append(Varints.packedHigh(value), Varints.size(value) - Long.BYTES);
     }
   }
 
-  /**
-   * The first eight bytes of value's varint as a little-endian long (all of it, as {@link
-   * #varIntBits}, when it takes eight bytes or fewer); {@link #varIntHighBits} has the rest.
-   */
-  public static long varIntLowBits(long value) {
-    return (value >>> 56) == 0 ? encodeShort(value) : spread(value) | CONTINUE_ALL;
-  }
+  // The packed varints of the short-slice packets that producer.track assembles, under the names
+  // ThreadState calls them by (Varints has them; these go once ThreadState, being split, calls it).
 
-  /** The ninth and tenth bytes of value's varint as a little-endian long: 0 when it takes eight or fewer. */
-  public static long varIntHighBits(long value) {
-    long rest = value >>> 56;
-    return rest < 0x80 ? rest : (rest & 0x7F) | 0x80 | ((rest >>> 7) << 8);
-  }
-
-  /**
-   * The varint encoding of value (below 2^56: 1 to 8 bytes) as a little-endian long, first byte in
-   * the low bits; {@link ProtoWire#varIntSize} gives its length. For callers that assemble a whole
-   * short packet from such longs.
-   */
+  /** {@link Varints#packed}. */
   public static long varIntBits(long value) {
-    if ((value >>> 56) != 0) {
-      throw new IllegalArgumentException("varIntBits takes values below 2^56: " + value);
-    }
-    return encodeShort(value);
+    return Varints.packed(value);
   }
 
-  /** The varint of value below 2^56: its groups, and a continuation bit on every byte but the last. */
-  private static long encodeShort(long value) {
-    int size = ProtoWire.varIntSize(value);
-    return spread(value) | (CONTINUE_ALL & ((1L << ((size - 1) << 3)) - 1));
+  /** {@link Varints#packedLow}. */
+  public static long varIntLowBits(long value) {
+    return Varints.packedLow(value);
   }
 
-  /** The low 56 bits of value as eight varint groups of 7 bits, one per byte, continuation bits clear. */
-  private static long spread(long value) {
-    return (value & 0x7FL)
-        | ((value << 1) & 0x7F00L)
-        | ((value << 2) & 0x7F_0000L)
-        | ((value << 3) & 0x7F00_0000L)
-        | ((value << 4) & 0x7F_0000_0000L)
-        | ((value << 5) & 0x7F00_0000_0000L)
-        | ((value << 6) & 0x7F_0000_0000_0000L)
-        | ((value << 7) & 0x7F00_0000_0000_0000L);
+  /** {@link Varints#packedHigh}. */
+  public static long varIntHighBits(long value) {
+    return Varints.packedHigh(value);
   }
 
   /** Appends the low count bytes of encoded (1 to 8; the bytes above them are zero). */

@@ -1,6 +1,9 @@
 package org.jperfetto.producer.proto;
 
 import java.lang.foreign.MemorySegment;
+import org.jperfetto.abi.PacketFragments;
+import org.jperfetto.wire.ProtoWire;
+import org.jperfetto.wire.Varints;
 
 /**
  * The size header of the TracePacket fragment being written, for the TraceWriter: 4 zeroed bytes
@@ -25,7 +28,7 @@ public final class PacketFragment {
    * {@link ScatteredStreamWriter#bytesAvailable()} before).
    */
   public void begin() {
-    long field = stream.reserveBytes(ProtoWire.MESSAGE_LENGTH_FIELD_SIZE);
+    long field = stream.reserveBytes(PacketFragments.SIZE_FIELD_BYTES);
     stream.segment().set(ProtoWire.INT_LE, field, 0);
     sizeFieldSegment = stream.segment();
     sizeField = field;
@@ -57,7 +60,7 @@ public final class PacketFragment {
   /** Ends the fragment, compacting its size when it is short and stayed in the current range. */
   public int end() {
     int size = checkedSize();
-    stream.backfillSize(sizeFieldSegment, sizeField, size, ProtoWire.MAX_ONE_BYTE_FRAGMENT_SIZE);
+    stream.backfillSize(sizeFieldSegment, sizeField, size, PacketFragments.MAX_COMPACT_SIZE);
     sizeField = -1;
     return size;
   }
@@ -65,7 +68,7 @@ public final class PacketFragment {
   /** Ends the fragment at a chunk boundary (the packet goes on in the next chunk): 4-byte size. */
   public int endAtChunkBoundary() {
     int size = checkedSize();
-    ProtoWire.writeRedundantVarInt(sizeFieldSegment, sizeField, size);
+    Varints.writeRedundant(sizeFieldSegment, sizeField, size);
     sizeField = -1;
     return size;
   }
@@ -73,14 +76,14 @@ public final class PacketFragment {
   /** Ends the fragment with the drop-packet marker (2^28 - 1): the service discards the packet. */
   public void endAsDropped() {
     checkOpen();
-    ProtoWire.writeRedundantVarInt(sizeFieldSegment, sizeField, ProtoWire.MAX_MESSAGE_LENGTH);
+    Varints.writeRedundant(sizeFieldSegment, sizeField, PacketFragments.DROP_PACKET_MARKER);
     sizeField = -1;
   }
 
   private int checkedSize() {
     checkOpen();
     long size = stream.written() - start;
-    if (size >= ProtoWire.MAX_MESSAGE_LENGTH) {
+    if (size >= PacketFragments.DROP_PACKET_MARKER) {
       throw new IllegalStateException("packet fragment too long: size=" + size);
     }
     return (int) size;

@@ -1,5 +1,7 @@
 package org.jperfetto.producer.proto;
 
+import org.jperfetto.wire.Varints;
+
 /**
  * Sizes that could not be written in place because their chunk was already handed back: each entry
  * is (chunk id, offset in the chunk payload, 4 size bytes), in the order they were annotated, to be
@@ -76,10 +78,10 @@ public final class PatchList {
     if (seq < head || seq >= tail) {
       throw new IllegalStateException("no such patch: seq=" + seq + " head=" + head + " tail=" + tail);
     }
-    if (size < 0 || size > ProtoWire.MAX_MESSAGE_LENGTH) {
+    if (size < 0 || size > Varints.MAX_REDUNDANT) {
       throw new IllegalArgumentException("size does not fit a 4-byte varint: size=" + size);
     }
-    sizeFields[(int) seq & mask] = ProtoWire.redundantVarInt(size);
+    sizeFields[(int) seq & mask] = Varints.redundant(size);
   }
 
   public boolean isEmpty() {
@@ -111,7 +113,7 @@ public final class PatchList {
   /** Copies the front entry's 4 size bytes into dst at offset. */
   public void frontSizeField(byte[] dst, int offset) {
     int v = frontSizeField();
-    for (int i = 0; i < ProtoWire.MESSAGE_LENGTH_FIELD_SIZE; i++) {
+    for (int i = 0; i < Varints.REDUNDANT_SIZE; i++) {
       dst[offset + i] = (byte) (v >>> (8 * i));
     }
   }

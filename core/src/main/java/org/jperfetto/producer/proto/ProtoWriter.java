@@ -2,6 +2,8 @@ package org.jperfetto.producer.proto;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import org.jperfetto.wire.ProtoWire;
+import org.jperfetto.wire.Varints;
 
 /**
  * Streams one protobuf message (e.g. a TracePacket) and its nested messages into a
@@ -73,7 +75,7 @@ public final class ProtoWriter {
    */
   public void appendVarInt(int field, long value) {
     int tag = ProtoWire.makeTag(field, ProtoWire.WIRE_TYPE_VARINT);
-    if ((tag >>> 7) == 0) { // fields 1..15 (a tag from field 2^28 up is negative)
+    if (Varints.isOneByte(tag)) { // fields 1..15
       stream.writeByteAndVarInt(tag, value);
     } else {
       stream.writeVarInt(tag & 0xFFFF_FFFFL);
@@ -123,13 +125,11 @@ public final class ProtoWriter {
       long lengthAt = stream.writePtr();
       long end = Utf8.encode(segment, lengthAt + 1, value);
       int length = (int) (end - lengthAt - 1);
-      if (length <= ProtoWire.MAX_ONE_BYTE_MESSAGE_LENGTH) {
+      if (length <= Varints.MAX_ONE_BYTE) {
         segment.set(ValueLayout.JAVA_BYTE, lengthAt, (byte) length);
       } else { // at most 3 * SHORT_STRING_CHARS bytes: a 2-byte length
         MemorySegment.copy(segment, lengthAt + 1, segment, lengthAt + 2, length);
-        segment.set(ValueLayout.JAVA_BYTE, lengthAt, (byte) (0x80 | (length & 0x7F)));
-        segment.set(ValueLayout.JAVA_BYTE, lengthAt + 1, (byte) (length >>> 7));
-        end++;
+        end = Varints.put(segment, lengthAt, length) + length;
       }
       stream.setWritePtr(end);
       return;
@@ -151,7 +151,7 @@ public final class ProtoWriter {
 
   public void appendBytes(int field, MemorySegment value, long offset, long length) {
     java.util.Objects.checkFromIndexSize(offset, length, value.byteSize());
-    if (length > ProtoWire.MAX_MESSAGE_LENGTH) {
+    if (length > Varints.MAX_REDUNDANT) {
       throw new IllegalArgumentException("bytes field too long: field=" + field + " length=" + length);
     }
     writeLengthPreamble(field, (int) length);
@@ -182,11 +182,11 @@ public final class ProtoWriter {
     }
     int tag = ProtoWire.makeTag(field, ProtoWire.WIRE_TYPE_LENGTH_DELIMITED);
     long sizeField;
-    if ((tag >>> 7) == 0) {
+    if (Varints.isOneByte(tag)) {
       sizeField = stream.writeTagAndReserveSize(tag);
     } else {
       stream.writeVarInt(tag & 0xFFFF_FFFFL);
-      sizeField = stream.reserveBytes(ProtoWire.MESSAGE_LENGTH_FIELD_SIZE);
+      sizeField = stream.reserveBytes(Varints.REDUNDANT_SIZE);
       stream.segment().set(ProtoWire.INT_LE, sizeField, 0);
     }
     // The 4 bytes are zero: they stay so if the size goes to a patch.
@@ -211,25 +211,25 @@ public final class ProtoWriter {
     depth = level - 1;
     long length = stream.written() - bodyStart[level];
     MemorySegment segment = sizeFieldSegment[level];
-    if (segment == null || length > ProtoWire.MAX_ONE_BYTE_MESSAGE_LENGTH) {
+    if (segment == null || length > Varints.MAX_ONE_BYTE) {
       return endNestedSlow(level, segment, length);
     }
     sizeFieldSegment[level] = null;
-    stream.backfillSize(segment, sizeFieldPosition[level], (int) length, ProtoWire.MAX_ONE_BYTE_MESSAGE_LENGTH);
+    stream.backfillSize(segment, sizeFieldPosition[level], (int) length, Varints.MAX_ONE_BYTE);
     return (int) length;
   }
 
   /** endNested for a long message, or one whose size goes to a patch or nowhere. */
   private int endNestedSlow(int level, MemorySegment segment, long length) {
-    if (length > ProtoWire.MAX_MESSAGE_LENGTH) {
+    if (length > Varints.MAX_REDUNDANT) {
       throw new IllegalStateException("nested message too long: depth=" + level + " size=" + length
-          + " max=" + ProtoWire.MAX_MESSAGE_LENGTH);
+          + " max=" + Varints.MAX_REDUNDANT);
     }
     int size = (int) length;
     long position = sizeFieldPosition[level];
     sizeFieldSegment[level] = null;
     if (segment != null) {
-      ProtoWire.writeRedundantVarInt(segment, position, size);
+      Varints.writeRedundant(segment, position, size);
     } else if (position != DISCARDED) {
       patches.fill(position, size);
     }
@@ -287,6 +287,6 @@ public final class ProtoWriter {
   private boolean sizeFieldIn(int level, MemorySegment segment, long begin, long end) {
     long position = sizeFieldPosition[level];
     return sizeFieldSegment[level] == segment && position >= begin
-        && position + ProtoWire.MESSAGE_LENGTH_FIELD_SIZE <= end;
+        && position + Varints.REDUNDANT_SIZE <= end;
   }
 }

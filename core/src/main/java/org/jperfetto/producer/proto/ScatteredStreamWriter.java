@@ -3,6 +3,8 @@ package org.jperfetto.producer.proto;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
 import java.lang.foreign.MemorySegment;
+import org.jperfetto.wire.ProtoWire;
+import org.jperfetto.wire.Varints;
 
 /**
  * Writes a byte stream into a sequence of ranges [begin, end) of memory segments, e.g. the payloads of
@@ -20,6 +22,9 @@ public final class ScatteredStreamWriter {
      */
     void getNewBuffer(ScatteredStreamWriter writer);
   }
+
+  /** Bytes saved when a redundant size field is compacted to 1 byte. */
+  private static final int BYTES_TO_COMPACT = Varints.REDUNDANT_SIZE - 1;
 
   private final Delegate delegate;
   private MemorySegment segment = MemorySegment.NULL;
@@ -84,9 +89,8 @@ public final class ScatteredStreamWriter {
     if ((value >>> 56) == 0 && rangeEnd - p >= Long.BYTES) {
       // Up to 8 bytes: encode in a register and store once; the bytes past the varint get the
       // encoding's zero high bytes, inside our range, and are overwritten by whatever comes next.
-      long encoded = encodeVarInt(value);
-      segment.set(ProtoWire.LONG_LE, p, encoded);
-      writePtr = p + encodedSize(encoded);
+      segment.set(ProtoWire.LONG_LE, p, Varints.packed(value));
+      writePtr = p + Varints.size(value);
       return;
     }
     writeVarIntSlow(value);
@@ -99,38 +103,25 @@ public final class ScatteredStreamWriter {
   public void writeByteAndVarInt(int first, long value) {
     long p = writePtr;
     if ((value >>> 49) == 0 && rangeEnd - p >= Long.BYTES) {
-      long encoded = encodeVarInt(value);
-      segment.set(ProtoWire.LONG_LE, p, (encoded << 8) | (first & 0xFF));
-      writePtr = p + 1 + encodedSize(encoded);
+      segment.set(ProtoWire.LONG_LE, p, (Varints.packed(value) << 8) | (first & 0xFF));
+      writePtr = p + 1 + Varints.size(value);
       return;
     }
     writeByte(first);
     writeVarInt(value);
   }
 
-  /** The varint bytes of value (below 2^56), first byte lowest. */
-  static long encodeVarInt(long value) {
-    long encoded = 0;
-    int shift = 0;
-    while (value >= 0x80) {
-      encoded |= ((value & 0x7F) | 0x80) << shift;
-      value >>>= 7;
-      shift += 8;
-    }
-    return encoded | (value << shift);
-  }
-
-  /** Number of bytes of an encoding from {@link #encodeVarInt}: up to its last non-zero byte. */
-  static int encodedSize(long encoded) {
-    return Math.max(1, (71 - Long.numberOfLeadingZeros(encoded)) >>> 3);
-  }
-
+  /** A varint that may cross into the next range: its bytes one at a time. */
   private void writeVarIntSlow(long value) {
-    while ((value & ~0x7FL) != 0) {
-      writeByte((int) (value | 0x80));
-      value >>>= 7;
+    int size = Varints.size(value);
+    long low = Varints.packedLow(value);
+    for (int i = 0; i < Math.min(size, Long.BYTES); i++) {
+      writeByte((int) (low >>> (8 * i)));
     }
-    writeByte((int) value);
+    long high = Varints.packedHigh(value);
+    for (int i = Long.BYTES; i < size; i++) {
+      writeByte((int) (high >>> (8 * (i - Long.BYTES))));
+    }
   }
 
   /** Writes value little-endian, 4 bytes. */
@@ -231,11 +222,11 @@ public final class ScatteredStreamWriter {
     long p = writePtr;
     if (rangeEnd - p >= Long.BYTES) {
       segment.set(ProtoWire.LONG_LE, p, oneByteTag & 0xFF); // tag, then zeros
-      writePtr = p + 1 + ProtoWire.MESSAGE_LENGTH_FIELD_SIZE;
+      writePtr = p + 1 + Varints.REDUNDANT_SIZE;
       return p + 1;
     }
     writeByte(oneByteTag);
-    long field = reserveBytes(ProtoWire.MESSAGE_LENGTH_FIELD_SIZE);
+    long field = reserveBytes(Varints.REDUNDANT_SIZE);
     segment.set(ProtoWire.INT_LE, field, 0);
     return field;
   }
@@ -263,18 +254,18 @@ public final class ScatteredStreamWriter {
     if (size <= maxOneByteSize
         && fieldSegment == segment
         && fieldOffset >= rangeBegin
-        && fieldOffset + ProtoWire.MESSAGE_LENGTH_FIELD_SIZE + size == writePtr) {
+        && fieldOffset + Varints.REDUNDANT_SIZE + size == writePtr) {
       compact(fieldOffset, size);
-      return ProtoWire.BYTES_TO_COMPACT;
+      return BYTES_TO_COMPACT;
     }
-    ProtoWire.writeRedundantVarInt(fieldSegment, fieldOffset, size);
+    Varints.writeRedundant(fieldSegment, fieldOffset, size);
     return 0;
   }
 
   /** Moves the size bytes after the 4-byte field at fieldOffset back by 3 and writes a 1-byte size. */
   private void compact(long fieldOffset, int size) {
     MemorySegment s = segment;
-    long body = fieldOffset + ProtoWire.MESSAGE_LENGTH_FIELD_SIZE;
+    long body = fieldOffset + Varints.REDUNDANT_SIZE;
     long to = fieldOffset + 1;
     long rounded = (size + 7) & ~7L;
     if (body + rounded <= rangeEnd) {
@@ -287,7 +278,7 @@ public final class ScatteredStreamWriter {
       MemorySegment.copy(s, body, s, to, size);
     }
     s.set(JAVA_BYTE, fieldOffset, (byte) size);
-    writePtr -= ProtoWire.BYTES_TO_COMPACT;
+    writePtr -= BYTES_TO_COMPACT;
   }
 
   /** The segment of the current range (MemorySegment.NULL before the first range). */

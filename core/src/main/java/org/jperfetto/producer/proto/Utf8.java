@@ -1,6 +1,7 @@
 package org.jperfetto.producer.proto;
 
 import java.lang.foreign.MemorySegment;
+import org.jperfetto.wire.ProtoWire;
 
 /**
  * UTF-8 encoding of Java strings straight into a {@link ScatteredStreamWriter}, without allocating.

@@ -1,11 +1,10 @@
 package org.jperfetto.producer.track;
 
 import java.util.Objects;
-import org.jperfetto.producer.proto.ChunkPacketEncoder;
-import org.jperfetto.producer.proto.ProtoWire;
 import org.jperfetto.producer.proto.ProtoWriter;
 import org.jperfetto.protos.CounterDescriptor;
 import org.jperfetto.protos.TrackDescriptor;
+import org.jperfetto.wire.Varints;
 
 /**
  * A custom track, child of this process's track: a named track for slices and instants off the
@@ -50,9 +49,9 @@ public final class Track {
     this.counter = counter;
     this.unit = Objects.requireNonNull(unit, "unit");
     this.uuid = uuid;
-    this.uuidVarIntSize = ProtoWire.varIntSize(uuid);
-    this.uuidVarIntLowBits = ChunkPacketEncoder.varIntLowBits(uuid);
-    this.uuidVarIntHighBits = ChunkPacketEncoder.varIntHighBits(uuid);
+    this.uuidVarIntSize = Varints.size(uuid);
+    this.uuidVarIntLowBits = Varints.packedLow(uuid);
+    this.uuidVarIntHighBits = Varints.packedHigh(uuid);
   }
 
   /** A named track for slices and instants. */
@@ -97,7 +96,7 @@ public final class Track {
     return uuidVarIntSize;
   }
 
-  /** The uuid varint's first eight bytes, little-endian ({@link ChunkPacketEncoder#varIntLowBits}). */
+  /** The uuid varint's first eight bytes, little-endian ({@link Varints#packedLow}). */
   long uuidVarIntLowBits() {
     return uuidVarIntLowBits;
   }

@@ -2,7 +2,7 @@ package org.jperfetto.producer.track;
 
 import org.jperfetto.producer.TraceWriter;
 import org.jperfetto.producer.proto.ChunkPacketEncoder;
-import org.jperfetto.producer.proto.ProtoWire;
+import org.jperfetto.wire.ProtoWire;
 import org.jperfetto.producer.proto.ProtoWriter;
 import org.jperfetto.protos.BuiltinClock;
 import org.jperfetto.protos.DebugAnnotation;

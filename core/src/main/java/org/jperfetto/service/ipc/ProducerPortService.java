@@ -153,7 +153,7 @@ public final class ProducerPortService {
 
   /**
    * CommitData served from the request bytes, with no protobuf object and no allocation, when the
-   * service runs on the IPC thread ({@link CommitDataDecoder}); declined (and decoded by the
+   * service runs on the IPC thread ({@link CommitDataApplier}); declined (and decoded by the
    * regular handler, which judges it) when the decoder does not take the request as it is.
    */
   private boolean commitDataInPlace(RawCall call) {
@@ -170,7 +170,7 @@ public final class ProducerPortService {
   }
 
   /** Service-thread only (it is the IPC thread whenever it is used). */
-  private final CommitDataDecoder commitDecoder = new CommitDataDecoder();
+  private final CommitDataApplier commitDecoder = new CommitDataApplier();
 
   /** What to give {@link IpcHost#start}. */
   public ServiceDefinition definition() {

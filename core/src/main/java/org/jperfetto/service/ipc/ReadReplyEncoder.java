@@ -4,9 +4,9 @@ import com.google.protobuf.ByteString;
 import com.google.protobuf.UnsafeByteOperations;
 import java.util.List;
 import java.util.function.Consumer;
-import org.jperfetto.abi.Varints;
-import org.jperfetto.ipc.wire.ProtoCursor;
 import org.jperfetto.protos.ReadBuffersResponse;
+import org.jperfetto.wire.ProtoWire;
+import org.jperfetto.wire.Varints;
 
 /**
  * Encodes trace slices as ReadBuffersResponse messages of at most a given size, straight into one
@@ -14,11 +14,13 @@ import org.jperfetto.protos.ReadBuffersResponse;
  * a response message and serializing it again (read-out moves the whole trace through here).
  */
 final class ReadReplyEncoder {
-  // ReadBuffersResponse.slices, Slice.data, Slice.last_slice_for_packet: field number << 3 | wire type.
-  private static final int TAG_SLICES = ReadBuffersResponse.SLICES_FIELD_NUMBER << 3 | ProtoCursor.LEN;
-  private static final int TAG_DATA = ReadBuffersResponse.Slice.DATA_FIELD_NUMBER << 3 | ProtoCursor.LEN;
+  // ReadBuffersResponse.slices, Slice.data, Slice.last_slice_for_packet.
+  private static final int TAG_SLICES =
+      ProtoWire.makeTag(ReadBuffersResponse.SLICES_FIELD_NUMBER, ProtoWire.WIRE_TYPE_LENGTH_DELIMITED);
+  private static final int TAG_DATA =
+      ProtoWire.makeTag(ReadBuffersResponse.Slice.DATA_FIELD_NUMBER, ProtoWire.WIRE_TYPE_LENGTH_DELIMITED);
   private static final int TAG_LAST =
-      ReadBuffersResponse.Slice.LAST_SLICE_FOR_PACKET_FIELD_NUMBER << 3 | ProtoCursor.VARINT;
+      ProtoWire.makeTag(ReadBuffersResponse.Slice.LAST_SLICE_FOR_PACKET_FIELD_NUMBER, ProtoWire.WIRE_TYPE_VARINT);
 
   private ReadReplyEncoder() {}
 
@@ -32,7 +34,7 @@ final class ReadReplyEncoder {
       int size = 0;
       int to = from;
       while (to < slices.size()) {
-        int one = fieldSize(sliceSize(slices.get(to)));
+        int one = ProtoWire.taggedLengthDelimitedSize(TAG_SLICES, sliceSize(slices.get(to)));
         if (size + one > maxBytes && to > from) {
           break;
         }
@@ -43,18 +45,15 @@ final class ReadReplyEncoder {
       int at = 0;
       for (int i = from; i < to; i++) {
         ReadBuffersResponse.Slice slice = slices.get(i);
-        reply[at++] = (byte) TAG_SLICES;
-        at = Varints.put(reply, at, sliceSize(slice));
+        at = Varints.put(reply, Varints.put(reply, at, TAG_SLICES), sliceSize(slice));
         if (slice.hasData()) {
           ByteString data = slice.getData();
-          reply[at++] = (byte) TAG_DATA;
-          at = Varints.put(reply, at, data.size());
+          at = Varints.put(reply, Varints.put(reply, at, TAG_DATA), data.size());
           data.copyTo(reply, at);
           at += data.size();
         }
         if (slice.hasLastSliceForPacket()) {
-          reply[at++] = (byte) TAG_LAST;
-          reply[at++] = (byte) (slice.getLastSliceForPacket() ? 1 : 0);
+          at = Varints.put(reply, Varints.put(reply, at, TAG_LAST), slice.getLastSliceForPacket() ? 1 : 0);
         }
       }
       out.accept(UnsafeByteOperations.unsafeWrap(reply)); // never written again
@@ -65,18 +64,11 @@ final class ReadReplyEncoder {
   private static int sliceSize(ReadBuffersResponse.Slice slice) {
     int n = 0;
     if (slice.hasData()) {
-      n += fieldSize(slice.getData().size());
+      n += ProtoWire.taggedLengthDelimitedSize(TAG_DATA, slice.getData().size());
     }
     if (slice.hasLastSliceForPacket()) {
-      n += 2;
+      n += ProtoWire.taggedVarIntSize(TAG_LAST, 1); // a bool
     }
     return n;
   }
-
-  /** A length-delimited field of a one-byte tag: tag, length varint, payload. */
-  private static int fieldSize(int payload) {
-    return 1 + Varints.size(payload) + payload;
-  }
-
-
 }

@@ -10,6 +10,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
+import org.jperfetto.wire.ProtoWire;
+import org.jperfetto.wire.Varints;
 
 /**
  * A test stand-in for the producer's TraceWriter: hands the stream chunks of chosen sizes, writes
@@ -21,7 +23,7 @@ final class FakeTraceWriter implements ScatteredStreamWriter.Delegate {
   static final int FIRST_CONTINUES_FROM_PREV = 1;
   static final int LAST_CONTINUES_ON_NEXT = 2;
   static final int NEEDS_PATCHING = 4;
-  private static final int HEADER = ProtoWire.MESSAGE_LENGTH_FIELD_SIZE;
+  private static final int HEADER = Varints.REDUNDANT_SIZE;
 
   static final class Chunk {
     final int id;
@@ -163,7 +165,7 @@ final class FakeTraceWriter implements ScatteredStreamWriter.Delegate {
           n++;
         } while ((b & 0x80) != 0 && n < HEADER);
         assertEquals(0, b & 0x80, "fragment size longer than 4 bytes in chunk " + c.id);
-        if (size == ProtoWire.MAX_MESSAGE_LENGTH) {
+        if (size == Varints.MAX_REDUNDANT) {
           assertEquals(c.packets - 1, k, "drop marker not last in chunk " + c.id);
           pending = null; // the service throws the whole packet away
           break;

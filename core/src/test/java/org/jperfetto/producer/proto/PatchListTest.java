@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import org.jperfetto.wire.Varints;
 import org.junit.jupiter.api.Test;
 
 class PatchListTest {
@@ -49,7 +50,7 @@ class PatchListTest {
       for (int i = 0; i < seqs.length; i++) {
         assertEquals(i, list.frontChunkId());
         assertEquals(i * 3, list.frontOffset());
-        assertEquals(ProtoWire.redundantVarInt(i + 1), list.frontSizeField());
+        assertEquals(Varints.redundant(i + 1), list.frontSizeField());
         list.popFront();
       }
     }
@@ -62,7 +63,7 @@ class PatchListTest {
     assertThrows(IllegalArgumentException.class, () -> list.annotate(1, PatchList.MAX_OFFSET + 1));
     assertThrows(IllegalArgumentException.class, () -> list.annotate(1, -1));
     long s = list.annotate(1, PatchList.MAX_OFFSET);
-    assertThrows(IllegalArgumentException.class, () -> list.fill(s, ProtoWire.MAX_MESSAGE_LENGTH + 1));
+    assertThrows(IllegalArgumentException.class, () -> list.fill(s, Varints.MAX_REDUNDANT + 1));
     assertThrows(IllegalStateException.class, () -> list.fill(s + 1, 1));
   }
 }

@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import org.jperfetto.wire.Varints;
 
 /**
  * A protobuf message as a list of fields, for tests: written with {@link ProtoWriter}, encoded by a
@@ -88,7 +89,7 @@ sealed interface ProtoTree {
             if (body.length <= 127) {
               out.writeRawByte((byte) body.length);
             } else {
-              out.writeFixed32NoTag(ProtoWire.redundantVarInt(body.length));
+              out.writeFixed32NoTag(Varints.redundant(body.length));
             }
             out.writeRawBytes(body);
           }

@@ -12,8 +12,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.Test;
+import org.jperfetto.abi.PacketFragments;
 import org.jperfetto.testing.Fixtures;
+import org.jperfetto.wire.ProtoWire;
+import org.jperfetto.wire.Varints;
+import org.junit.jupiter.api.Test;
 
 /**
  * Replays the SMB written by upstream v58's TraceWriter (test-fixtures/interop/smb): its size-field
@@ -54,7 +57,7 @@ class ProtoWriterInteropTest {
           n++;
         } while ((b & 0x80) != 0 && n < 4);
         p += n;
-        if (size == ProtoWire.MAX_MESSAGE_LENGTH) {
+        if (size == Varints.MAX_REDUNDANT) {
           break; // drop-packet marker: nothing after it is data
         }
         assertTrue(p + size <= end, "fragment beyond its chunk at " + p);
@@ -72,7 +75,7 @@ class ProtoWriterInteropTest {
     int compacted = 0;
     for (Fragment f : fragments("smb_v58_full.bin")) {
       if (f.whole()) {
-        int expected = f.data().length <= ProtoWire.MAX_ONE_BYTE_FRAGMENT_SIZE ? 1 : 4;
+        int expected = f.data().length <= PacketFragments.MAX_COMPACT_SIZE ? 1 : 4;
         assertEquals(expected, f.headerBytes(), "header of a whole fragment of " + f.data().length + " bytes");
       } else {
         assertEquals(4, f.headerBytes(), "a fragment of a spanning packet keeps 4 bytes");

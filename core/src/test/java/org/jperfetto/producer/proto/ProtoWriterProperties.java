@@ -17,6 +17,8 @@ import net.jqwik.api.Tag;
 import net.jqwik.api.constraints.IntRange;
 import net.jqwik.api.constraints.Size;
 import net.jqwik.api.statistics.Statistics;
+import org.jperfetto.abi.PacketFragments;
+import org.jperfetto.wire.ProtoWire;
 
 /**
  * Random message trees written by {@link ProtoWriter} through chunks of random small sizes, then
@@ -104,7 +106,7 @@ class ProtoWriterProperties {
       ProtoTree.assertParsesTo(packets.get(i), out.get(i));
     }
     for (FakeTraceWriter.Fragment f : tw.fragments) {
-      assertEquals(f.size() <= ProtoWire.MAX_ONE_BYTE_FRAGMENT_SIZE ? 1 : 4, f.headerBytes(), f::toString);
+      assertEquals(f.size() <= PacketFragments.MAX_COMPACT_SIZE ? 1 : 4, f.headerBytes(), f::toString);
     }
   }
 

@@ -13,9 +13,11 @@ import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.function.Consumer;
+import org.jperfetto.wire.ProtoWire;
+import org.jperfetto.wire.Varints;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.Test;
 
 class ProtoWriterTest {
 
@@ -225,10 +227,10 @@ class ProtoWriterTest {
     assertEquals("1a00000000", hex(c.bytes(), 7, 5), "reserved bytes untouched");
     assertEquals(77, c.patches.frontChunkId());
     assertEquals(1, c.patches.frontOffset(), "offset from the payload begin");
-    assertEquals(ProtoWire.redundantVarInt(7), c.patches.frontSizeField());
+    assertEquals(Varints.redundant(7), c.patches.frontSizeField());
     c.patches.popFront();
     assertEquals(6, c.patches.frontOffset());
-    assertEquals(ProtoWire.redundantVarInt(2), c.patches.frontSizeField());
+    assertEquals(Varints.redundant(2), c.patches.frontSizeField());
   }
 
   @Test

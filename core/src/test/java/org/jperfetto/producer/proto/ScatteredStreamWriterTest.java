@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import com.google.protobuf.CodedOutputStream;
 import java.lang.foreign.MemorySegment;
 import java.util.HexFormat;
+import org.jperfetto.wire.ProtoWire;
+import org.jperfetto.wire.Varints;
 import org.junit.jupiter.api.Test;
 
 class ScatteredStreamWriterTest {
@@ -36,11 +38,11 @@ class ScatteredStreamWriterTest {
   @Test
   void redundantVarIntsAreFourBytes() {
     MemorySegment m = MemorySegment.ofArray(new byte[4]);
-    ProtoWire.writeRedundantVarInt(m, 0, 1);
+    Varints.writeRedundant(m, 0, 1);
     assertEquals("81808000", HexFormat.of().formatHex(m.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)));
-    ProtoWire.writeRedundantVarInt(m, 0, ProtoWire.MAX_MESSAGE_LENGTH);
+    Varints.writeRedundant(m, 0, Varints.MAX_REDUNDANT);
     assertEquals("ffffff7f", HexFormat.of().formatHex(m.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)));
-    assertThrows(IllegalArgumentException.class, () -> ProtoWire.writeRedundantVarInt(m, 0, 1 << 28));
+    assertThrows(IllegalArgumentException.class, () -> Varints.writeRedundant(m, 0, 1 << 28));
     assertEquals(1, ProtoWire.varIntSize(0));
     assertEquals(2, ProtoWire.varIntSize(128));
     assertEquals(10, ProtoWire.varIntSize(-1));

@@ -11,10 +11,10 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import org.jperfetto.producer.proto.ChunkPacketEncoder;
-import org.jperfetto.producer.proto.ProtoWire;
 import org.jperfetto.protos.DebugAnnotation;
 import org.jperfetto.protos.TracePacket;
 import org.jperfetto.protos.TrackEvent;
+import org.jperfetto.wire.ProtoWire;
 import org.junit.jupiter.api.Test;
 
 /**

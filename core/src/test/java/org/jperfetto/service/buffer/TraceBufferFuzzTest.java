@@ -18,7 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.jperfetto.abi.ChunkHeader;
-import org.jperfetto.abi.PacketFragments;
+import org.jperfetto.wire.Varints;
 
 /**
  * Coverage-guided fuzzing of {@link TraceBuffer} (docs/fuzzing.md): the input is a program of
@@ -108,7 +108,7 @@ class TraceBufferFuzzTest {
     int used = encodedSize(fragments, compact);
     for (int i = data.consumeInt(0, 4); i > 0; i--) {
       int length = data.consumeBoolean() ? 0 : data.consumeInt(4, 80);
-      boolean small = length <= PacketFragments.MAX_ONE_BYTE_SIZE && data.consumeBoolean();
+      boolean small = length <= Varints.MAX_ONE_BYTE && data.consumeBoolean();
       if (used + (small ? 1 : 4) + length > payloadSize) {
         break;
       }
@@ -167,7 +167,7 @@ class TraceBufferFuzzTest {
         int length = chunk.fragments().get(i).length;
         if (!chunk.compact().get(i) && data.consumeBoolean()) {
           byte[] field = new byte[4];
-          PacketFragments.writeRedundantSize(MemorySegment.ofArray(field), 0, length);
+          Varints.writeRedundant(MemorySegment.ofArray(field), 0, length);
           patches.add(new Patch(offset, field));
         }
         offset += (chunk.compact().get(i) ? 1 : 4) + length;
@@ -236,7 +236,7 @@ class TraceBufferFuzzTest {
         out.write(f.length);
       } else {
         byte[] field = new byte[4];
-        PacketFragments.writeRedundantSize(MemorySegment.ofArray(field), 0, f.length);
+        Varints.writeRedundant(MemorySegment.ofArray(field), 0, f.length);
         out.writeBytes(field);
       }
       out.writeBytes(f);

@@ -11,6 +11,7 @@ import org.jperfetto.abi.PacketFragments;
 import org.jperfetto.abi.PageLayout;
 import org.jperfetto.abi.SharedMemoryAbi;
 import org.jperfetto.protos.CommitDataRequest;
+import org.jperfetto.wire.Varints;
 
 /**
  * A test writer over a producer's SMB mapping (not the producer library): each packet is one or
@@ -90,7 +91,7 @@ final class SmbWriter {
   }
 
   private void endFragment() {
-    PacketFragments.writeRedundantSize(mem, sizeAt, (int) (cursor - sizeAt - PacketFragments.SIZE_FIELD_BYTES));
+    Varints.writeRedundant(mem, sizeAt, (int) (cursor - sizeAt - PacketFragments.SIZE_FIELD_BYTES));
   }
 
   private void complete() {

@@ -1,4 +1,4 @@
-package org.jperfetto.abi;
+package org.jperfetto;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,39 +1,40 @@
-package org.jperfetto.producer;
+package org.jperfetto.ipc.wire;
 
 import java.util.Arrays;
 
 /**
- * One CommitData's worth of work taken from the {@link SharedMemoryArbiter}: the chunks to move and
- * the patches, in primitive arrays so that collecting them allocates nothing. Reused: the arbiter
- * swaps its pending batch with an empty one.
+ * One CommitData's worth of work, as the producer's SharedMemoryArbiter collects it: the chunks to
+ * move and the patches, in primitive arrays so that collecting them allocates nothing. Reused: the
+ * arbiter swaps its pending batch with an empty one. {@link CommitDataEncoder} writes it as a
+ * CommitDataRequest. The fields are the producer's to fill (this package is internal to the module).
  */
-final class CommitBatch {
+public final class CommitBatch {
   // chunks_to_move
-  int moves;
-  int[] movePage = new int[16];
-  int[] moveChunk = new int[16];
-  int[] moveTargetBuffer = new int[16];
-  long movedBytes;
+  public int moves;
+  public int[] movePage = new int[16];
+  public int[] moveChunk = new int[16];
+  public int[] moveTargetBuffer = new int[16];
+  public long movedBytes;
 
   // chunks_to_patch, one entry per 4-byte patch; consecutive entries of the same (writer, chunk)
   // form one ChunkToPatch. patchHasMore marks the last entry of a group whose chunk has more
   // patches to come in a later batch.
-  int patches;
-  int[] patchWriterId = new int[8];
-  int[] patchChunkId = new int[8];
-  int[] patchTargetBuffer = new int[8];
-  int[] patchOffset = new int[8];
-  int[] patchData = new int[8];
-  boolean[] patchHasMore = new boolean[8];
+  public int patches;
+  public int[] patchWriterId = new int[8];
+  public int[] patchChunkId = new int[8];
+  public int[] patchTargetBuffer = new int[8];
+  public int[] patchOffset = new int[8];
+  public int[] patchData = new int[8];
+  public boolean[] patchHasMore = new boolean[8];
 
   /** flush_request_id to ack, or 0 for none. */
-  long flushRequestId;
+  public long flushRequestId;
 
-  boolean isEmpty() {
+  public boolean isEmpty() {
     return moves == 0 && patches == 0 && flushRequestId == 0;
   }
 
-  void addMove(int page, int chunk, int targetBuffer, int chunkSize) {
+  public void addMove(int page, int chunk, int targetBuffer, int chunkSize) {
     if (moves == movePage.length) {
       int n = moves * 2;
       movePage = Arrays.copyOf(movePage, n);
@@ -47,7 +48,7 @@ final class CommitBatch {
     movedBytes += chunkSize;
   }
 
-  void addPatch(int writerId, int chunkId, int targetBuffer, int offset, int data) {
+  public void addPatch(int writerId, int chunkId, int targetBuffer, int offset, int data) {
     if (patches == patchWriterId.length) {
       int n = patches * 2;
       patchWriterId = Arrays.copyOf(patchWriterId, n);
@@ -67,7 +68,7 @@ final class CommitBatch {
   }
 
   /** Appends every move and patch of other (its flush ack is not taken). */
-  void appendFrom(CommitBatch other) {
+  public void appendFrom(CommitBatch other) {
     for (int i = 0; i < other.moves; i++) {
       addMove(other.movePage[i], other.moveChunk[i], other.moveTargetBuffer[i], 0);
     }
@@ -80,11 +81,11 @@ final class CommitBatch {
   }
 
   /** Whether patch i starts a new ChunkToPatch (differs in writer or chunk from patch i - 1). */
-  boolean startsPatchGroup(int i) {
+  public boolean startsPatchGroup(int i) {
     return i == 0 || patchWriterId[i] != patchWriterId[i - 1] || patchChunkId[i] != patchChunkId[i - 1];
   }
 
-  void clear() {
+  public void clear() {
     moves = 0;
     movedBytes = 0;
     patches = 0;

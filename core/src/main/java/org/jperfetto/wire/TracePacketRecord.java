@@ -1,17 +1,23 @@
-package org.jperfetto.abi;
+package org.jperfetto.wire;
 
 /**
  * A packet's record in a Perfetto trace file. The file is a serialized
  * {@code perfetto.protos.Trace}, so each packet is its field 1 (Trace.packet), length-delimited:
  * the tag byte {@code 0x0A}, the packet size as a varint, then the packet bytes. This class writes
  * the part before the bytes, the header, for every writer of trace files (the consumer's file
- * writer, the service's write_into_file drain and its compressor).
+ * writer, the service's write_into_file drain and its compressor). Protobuf framing, nothing of the
+ * SMB: so it sits in the wire toolkit, below all of them.
  */
 public final class TracePacketRecord {
-  /** Field 1 (Trace.packet), wire type 2 (length-delimited). */
-  public static final int PACKET_TAG = (1 << 3) | 2;
-  /** The longest header: the tag and a 5-byte varint. */
-  public static final int MAX_HEADER_SIZE = 1 + 5;
+  /**
+   * Trace.packet's field number. The one field number the toolkit holds, since it may not see the
+   * generated classes; TracePacketRecordTest checks it against {@code Trace.PACKET_FIELD_NUMBER}.
+   */
+  public static final int PACKET_FIELD_NUMBER = 1;
+  /** Trace.packet's tag: length-delimited. */
+  public static final int PACKET_TAG = ProtoWire.makeTag(PACKET_FIELD_NUMBER, ProtoWire.WIRE_TYPE_LENGTH_DELIMITED);
+  /** The longest header: the tag and the varint of the largest int. */
+  public static final int MAX_HEADER_SIZE = Varints.size(PACKET_TAG) + Varints.size(Integer.MAX_VALUE);
 
   private TracePacketRecord() {}
 
@@ -25,8 +31,7 @@ public final class TracePacketRecord {
     if (packetSize < 0) {
       throw new IllegalArgumentException("negative packet size: " + packetSize);
     }
-    out[at] = (byte) PACKET_TAG;
-    return Varints.put(out, at + 1, packetSize);
+    return Varints.put(out, Varints.put(out, at, PACKET_TAG), packetSize);
   }
 
   /** The header of a packet of packetSize bytes. */

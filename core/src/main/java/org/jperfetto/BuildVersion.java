@@ -1,4 +1,4 @@
-package org.jperfetto.abi;
+package org.jperfetto;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -9,7 +9,9 @@ import java.util.Properties;
  * jperfetto's version, as the build wrote it (pom.xml's {@code project.version}, filtered into
  * {@code version.properties} next to this class). Every string that names the version (the
  * producer's sdk_version, the service's tracing_service_version, {@code jperfetto --version}) is
- * made from it, so they cannot disagree.
+ * made from it, so they cannot disagree. It sits in the module's root package, which depends on
+ * java.base only and which every package may use: the version is a fact about jperfetto as a whole,
+ * not about any one layer, and the producer, the service and the CLI all name it.
  */
 public final class BuildVersion {
   /** The version, e.g. {@code 0.1.0} or {@code 0.1.0-SNAPSHOT}. */
@@ -22,7 +24,7 @@ public final class BuildVersion {
   private static String load() {
     try (InputStream in = BuildVersion.class.getResourceAsStream("version.properties")) {
       if (in == null) {
-        throw new IllegalStateException("org/jperfetto/abi/version.properties missing from the jar");
+        throw new IllegalStateException("org/jperfetto/version.properties missing from the jar");
       }
       Properties p = new Properties();
       p.load(in);
@@ -32,7 +34,7 @@ public final class BuildVersion {
       }
       return v;
     } catch (IOException e) {
-      throw new UncheckedIOException("reading org/jperfetto/abi/version.properties", e);
+      throw new UncheckedIOException("reading org/jperfetto/version.properties", e);
     }
   }
 }

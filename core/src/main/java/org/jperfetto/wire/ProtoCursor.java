@@ -1,4 +1,4 @@
-package org.jperfetto.ipc.wire;
+package org.jperfetto.wire;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -6,16 +6,12 @@ import java.lang.foreign.ValueLayout;
 /**
  * A reader of protobuf wire format over a range of a {@link MemorySegment}, for the few messages
  * decoded on the hot path without building protobuf objects (an InvokeMethod frame, a CommitData
- * request). Every read stays inside the range it was given: malformed or truncated input sets
+ * request): the decoding half of the toolkit whose encoding half is {@link Varints} and
+ * {@link ProtoWire}. Every read stays inside the range it was given: malformed or truncated input sets
  * {@link #failed()} instead of throwing, and the caller falls back to the full decoder or rejects
  * the message. Reusable: {@link #reset} points it at the next range; it allocates nothing.
  */
 public final class ProtoCursor {
-  public static final int VARINT = 0;
-  public static final int I64 = 1;
-  public static final int LEN = 2;
-  public static final int I32 = 5;
-
   private MemorySegment segment = MemorySegment.NULL;
   private long pos;
   private long end;
@@ -52,7 +48,7 @@ public final class ProtoCursor {
   /** Reads a field tag; 0 (and {@link #failed()}) when it is malformed or has field number 0. */
   public int readTag() {
     long tag = readVarint();
-    if (failed || tag >>> 32 != 0 || (tag >>> 3) == 0) {
+    if (failed || tag >>> 32 != 0 || ProtoWire.fieldNumber((int) tag) == 0) {
       failed = true;
       return 0;
     }
@@ -101,11 +97,11 @@ public final class ProtoCursor {
 
   /** Skips the value of a field of the given tag; groups (wire types 3, 4) count as malformed. */
   public void skipField(int tag) {
-    switch (tag & 7) {
-      case VARINT -> readVarint();
-      case I64 -> skipBytes(8);
-      case LEN -> skipBytes(readLength());
-      case I32 -> skipBytes(4);
+    switch (ProtoWire.wireType(tag)) {
+      case ProtoWire.WIRE_TYPE_VARINT -> readVarint();
+      case ProtoWire.WIRE_TYPE_FIXED64 -> skipBytes(Long.BYTES);
+      case ProtoWire.WIRE_TYPE_LENGTH_DELIMITED -> skipBytes(readLength());
+      case ProtoWire.WIRE_TYPE_FIXED32 -> skipBytes(Integer.BYTES);
       default -> failed = true;
     }
   }

@@ -21,16 +21,16 @@ import org.jperfetto.protos.CommitDataRequest;
 import org.jperfetto.protos.IPCFrame;
 import org.jperfetto.service.ProducerEndpoint;
 import org.jperfetto.service.buffer.PatchBatch;
-import org.junit.jupiter.api.Test;
 import org.jperfetto.testing.Fixtures;
+import org.junit.jupiter.api.Test;
 
 /**
  * The in-place CommitData path against protobuf-java's decoding: the same calls, in the same
  * order, for every CommitData real upstream producers sent (test-fixtures/interop) and for random
  * requests; and requests it must leave to the regular path are declined before any call.
  */
-class CommitDataDecoderTest {
-  private final CommitDataDecoder decoder = new CommitDataDecoder();
+class CommitDataApplierTest {
+  private final CommitDataApplier decoder = new CommitDataApplier();
 
   /** The calls the decoder made, as text. */
   private static ProducerEndpoint recorder(List<String> calls) {

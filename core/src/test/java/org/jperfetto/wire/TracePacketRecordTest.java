@@ -1,4 +1,4 @@
-package org.jperfetto.abi;
+package org.jperfetto.wire;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -21,6 +21,11 @@ class TracePacketRecordTest {
     byte[] out = new byte[2 + TracePacketRecord.MAX_HEADER_SIZE];
     assertEquals(2 + 3, TracePacketRecord.putHeader(out, 2, 300));
     assertEquals(0x0A, out[2]);
+  }
+
+  @Test
+  void fieldNumberIsTheGeneratedOne() {
+    assertEquals(Trace.PACKET_FIELD_NUMBER, TracePacketRecord.PACKET_FIELD_NUMBER);
   }
 
   @Test

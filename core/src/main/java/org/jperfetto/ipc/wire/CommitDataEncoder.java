@@ -1,4 +1,4 @@
-package org.jperfetto.producer;
+package org.jperfetto.ipc.wire;
 
 import static org.jperfetto.ipc.wire.CommitDataTags.CHUNKS_TO_MOVE;
 import static org.jperfetto.ipc.wire.CommitDataTags.CHUNKS_TO_PATCH;
@@ -13,15 +13,18 @@ import static org.jperfetto.ipc.wire.CommitDataTags.PATCH_OFFSET;
 import static org.jperfetto.ipc.wire.CommitDataTags.PATCH_PATCHES;
 import static org.jperfetto.ipc.wire.CommitDataTags.PATCH_TARGET_BUFFER;
 import static org.jperfetto.ipc.wire.CommitDataTags.PATCH_WRITER_ID;
+import static org.jperfetto.wire.ProtoWire.taggedLengthDelimitedSize;
+import static org.jperfetto.wire.ProtoWire.taggedVarIntSize;
 
-import org.jperfetto.abi.Varints;
+import java.util.Arrays;
+import org.jperfetto.wire.Varints;
 
 /**
  * Encodes a {@link CommitBatch} as CommitDataRequest bytes into an array it reuses, so a commit
- * costs no message objects: byte for byte what protobuf-java writes for
- * {@link CommitRequests#toProto} (fields in number order, every uint32 of a move or patch group
- * present, has_more_patches only when true, flush_request_id only when non-zero). Not thread-safe:
- * one per connection, used under its drain lock.
+ * costs no message objects: byte for byte what protobuf-java writes for the same request (fields in
+ * number order, every uint32 of a move or patch group present, has_more_patches only when true,
+ * flush_request_id only when non-zero). Its other half, in the service, is
+ * {@link CommitDataDecoder}. Not thread-safe: one per connection, used under its drain lock.
  *
  * <pre>
  * CommitDataRequest
@@ -32,37 +35,38 @@ import org.jperfetto.abi.Varints;
  *   3 flush_request_id
  * </pre>
  */
-final class CommitDataEncoder {
-  private static final int PATCH_DATA_SIZE = 4;
+public final class CommitDataEncoder {
+  /** A patch's data: the 4 bytes of a redundant size field. */
+  private static final int PATCH_DATA_SIZE = Varints.REDUNDANT_SIZE;
 
   private byte[] out = new byte[512];
   /** Size of each patch group's message, from the sizing pass. */
   private int[] groupSizes = new int[8];
 
   /** The array {@link #encode} wrote into (valid up to the length it returned). */
-  byte[] buffer() {
+  public byte[] buffer() {
     return out;
   }
 
   /** Writes batch's request at buffer()[0..] and returns its length. */
-  int encode(CommitBatch batch) {
+  public int encode(CommitBatch batch) {
     int size = 0;
     for (int i = 0; i < batch.moves; i++) {
-      size += field(moveSize(batch, i));
+      size += taggedLengthDelimitedSize(CHUNKS_TO_MOVE, moveSize(batch, i));
     }
     int groups = 0;
     for (int i = 0; i < batch.patches; ) {
       int end = groupEnd(batch, i);
       if (groups == groupSizes.length) {
-        groupSizes = java.util.Arrays.copyOf(groupSizes, groups * 2);
+        groupSizes = Arrays.copyOf(groupSizes, groups * 2);
       }
       int g = groupSize(batch, i, end);
       groupSizes[groups++] = g;
-      size += field(g);
+      size += taggedLengthDelimitedSize(CHUNKS_TO_PATCH, g);
       i = end;
     }
     if (batch.flushRequestId != 0) {
-      size += 1 + Varints.size(batch.flushRequestId);
+      size += taggedVarIntSize(FLUSH_REQUEST_ID, batch.flushRequestId);
     }
     if (out.length < size) {
       out = new byte[Math.max(size, out.length * 2)];
@@ -70,8 +74,7 @@ final class CommitDataEncoder {
     byte[] b = out;
     int at = 0;
     for (int i = 0; i < batch.moves; i++) {
-      b[at++] = CHUNKS_TO_MOVE;
-      at = Varints.put(b, at, moveSize(batch, i));
+      at = Varints.put(b, Varints.put(b, at, CHUNKS_TO_MOVE), moveSize(batch, i));
       at = uint32(b, at, MOVE_PAGE, batch.movePage[i]);
       at = uint32(b, at, MOVE_CHUNK, batch.moveChunk[i]);
       at = uint32(b, at, MOVE_TARGET_BUFFER, batch.moveTargetBuffer[i]);
@@ -79,17 +82,14 @@ final class CommitDataEncoder {
     int group = 0;
     for (int i = 0; i < batch.patches; ) {
       int end = groupEnd(batch, i);
-      b[at++] = CHUNKS_TO_PATCH;
-      at = Varints.put(b, at, groupSizes[group++]);
+      at = Varints.put(b, Varints.put(b, at, CHUNKS_TO_PATCH), groupSizes[group++]);
       at = uint32(b, at, PATCH_TARGET_BUFFER, batch.patchTargetBuffer[i]);
       at = uint32(b, at, PATCH_WRITER_ID, batch.patchWriterId[i]);
       at = uint32(b, at, PATCH_CHUNK_ID, batch.patchChunkId[i]);
       for (int p = i; p < end; p++) {
-        b[at++] = PATCH_PATCHES;
-        at = Varints.put(b, at, patchSize(batch, p));
+        at = Varints.put(b, Varints.put(b, at, PATCH_PATCHES), patchSize(batch, p));
         at = uint32(b, at, PATCH_OFFSET, batch.patchOffset[p]);
-        b[at++] = PATCH_DATA;
-        b[at++] = PATCH_DATA_SIZE;
+        at = Varints.put(b, Varints.put(b, at, PATCH_DATA), PATCH_DATA_SIZE);
         int data = batch.patchData[p];
         b[at++] = (byte) data;
         b[at++] = (byte) (data >>> 8);
@@ -97,14 +97,12 @@ final class CommitDataEncoder {
         b[at++] = (byte) (data >>> 24);
       }
       if (batch.patchHasMore[end - 1]) {
-        b[at++] = PATCH_HAS_MORE;
-        b[at++] = 1;
+        at = Varints.put(b, Varints.put(b, at, PATCH_HAS_MORE), 1);
       }
       i = end;
     }
     if (batch.flushRequestId != 0) {
-      b[at++] = FLUSH_REQUEST_ID;
-      at = Varints.put(b, at, batch.flushRequestId);
+      at = Varints.put(b, Varints.put(b, at, FLUSH_REQUEST_ID), batch.flushRequestId);
     }
     if (at != size) {
       throw new IllegalStateException("CommitDataRequest sized " + size + " bytes, wrote " + at);
@@ -122,34 +120,29 @@ final class CommitDataEncoder {
   }
 
   private static int moveSize(CommitBatch batch, int i) {
-    return 3 + uint32Size(batch.movePage[i]) + uint32Size(batch.moveChunk[i])
-        + uint32Size(batch.moveTargetBuffer[i]);
+    return uint32Size(MOVE_PAGE, batch.movePage[i]) + uint32Size(MOVE_CHUNK, batch.moveChunk[i])
+        + uint32Size(MOVE_TARGET_BUFFER, batch.moveTargetBuffer[i]);
   }
 
   private static int groupSize(CommitBatch batch, int start, int end) {
-    int size = 3 + uint32Size(batch.patchTargetBuffer[start]) + uint32Size(batch.patchWriterId[start])
-        + uint32Size(batch.patchChunkId[start]);
+    int size = uint32Size(PATCH_TARGET_BUFFER, batch.patchTargetBuffer[start])
+        + uint32Size(PATCH_WRITER_ID, batch.patchWriterId[start])
+        + uint32Size(PATCH_CHUNK_ID, batch.patchChunkId[start]);
     for (int p = start; p < end; p++) {
-      size += field(patchSize(batch, p));
+      size += taggedLengthDelimitedSize(PATCH_PATCHES, patchSize(batch, p));
     }
-    return batch.patchHasMore[end - 1] ? size + 2 : size;
+    return batch.patchHasMore[end - 1] ? size + taggedVarIntSize(PATCH_HAS_MORE, 1) : size;
   }
 
   private static int patchSize(CommitBatch batch, int p) {
-    return 1 + uint32Size(batch.patchOffset[p]) + 2 + PATCH_DATA_SIZE;
+    return uint32Size(PATCH_OFFSET, batch.patchOffset[p]) + taggedLengthDelimitedSize(PATCH_DATA, PATCH_DATA_SIZE);
   }
 
-  /** Tag, length and body of a length-delimited field whose body is bodySize bytes. */
-  private static int field(int bodySize) {
-    return 1 + Varints.size(bodySize) + bodySize;
-  }
-
-  private static int uint32Size(int v) {
-    return Varints.size(Integer.toUnsignedLong(v));
+  private static int uint32Size(int tag, int v) {
+    return taggedVarIntSize(tag, Integer.toUnsignedLong(v));
   }
 
   private static int uint32(byte[] b, int at, int tag, int v) {
-    b[at++] = (byte) tag;
-    return Varints.put(b, at, Integer.toUnsignedLong(v));
+    return Varints.put(b, Varints.put(b, at, tag), Integer.toUnsignedLong(v));
   }
 }

@@ -1,4 +1,4 @@
-package org.jperfetto.service.ipc;
+package org.jperfetto.ipc.wire;
 
 import static org.jperfetto.ipc.wire.CommitDataTags.CHUNKS_TO_MOVE;
 import static org.jperfetto.ipc.wire.CommitDataTags.CHUNKS_TO_PATCH;
@@ -16,27 +16,46 @@ import static org.jperfetto.ipc.wire.CommitDataTags.PATCH_TARGET_BUFFER;
 import static org.jperfetto.ipc.wire.CommitDataTags.PATCH_WRITER_ID;
 
 import java.lang.foreign.MemorySegment;
-import org.jperfetto.ipc.wire.ProtoCursor;
-import org.jperfetto.service.ProducerEndpoint;
-import org.jperfetto.service.buffer.PatchBatch;
+import org.jperfetto.wire.ProtoCursor;
 
 /**
- * Reads a CommitDataRequest where it lies (the IPC frame buffer) and applies it to a producer
- * endpoint without building protobuf objects or allocating: the request a producer sends for
- * every few chunks it fills, so the one whose cost decides how fast the service frees its SMB.
- * Bounds come from {@link ProtoCursor}; field values are as untrusted as ever and the endpoint
- * checks them. Not thread-safe: one per service thread.
+ * Reads a CommitDataRequest where it lies (the IPC frame buffer) and hands what it says to a
+ * {@link Sink} without building protobuf objects or allocating: the request a producer sends for
+ * every few chunks it fills, so the one whose cost decides how fast the service frees its SMB. Its
+ * other half, in the producer, is {@link CommitDataEncoder}. Bounds come from {@link ProtoCursor};
+ * field values are as untrusted as ever and the sink checks them. Not thread-safe: one per service
+ * thread.
  */
-final class CommitDataDecoder {
+public final class CommitDataDecoder {
+  /** What a CommitDataRequest asks for, in the order the service applies it. */
+  public interface Sink {
+    /**
+     * A chunk to move out of the SMB (a chunks_to_move entry). Returns false when the producer is
+     * gone: no more moves or patches are handed over, only {@link #endCommit}.
+     */
+    boolean moveChunk(int page, int chunk, int targetBuffer);
+
+    /**
+     * One patch of the chunks_to_patch entry being read: the dataLength bytes at dataOffset of data
+     * go at offset of the chunk that {@link #endChunkPatches} names next.
+     */
+    void patch(long offset, MemorySegment data, long dataOffset, int dataLength);
+
+    /** Ends a chunks_to_patch entry: its patches were handed to {@link #patch} just before. */
+    void endChunkPatches(int targetBuffer, int writerId, int chunkId, boolean hasMorePatches);
+
+    /** Ends the request; flushRequestId is 0 when it acknowledges no flush. */
+    void endCommit(long flushRequestId);
+  }
+
   /**
-   * Applies the CommitDataRequest encoded at [offset, offset + length) of args to endpoint if it
-   * holds only chunks to move out of the SMB, patches and a flush id (see {@link #isPlainCommit}),
-   * in the order {@link ProducerEndpoint#commitData} applies them: moves, then patches, then the
-   * flush. Returns false, having done nothing, for anything else (inline chunk data, unknown
-   * fields, malformed bytes): the caller then decodes it with {@code CommitDataRequest}'s parser,
-   * which judges it.
+   * Hands the CommitDataRequest encoded at [offset, offset + length) of args to sink if it holds
+   * only chunks to move out of the SMB, patches and a flush id (see {@link #isPlainCommit}): moves,
+   * then patches, then the end. Returns false, having called nothing, for anything else (inline
+   * chunk data, unknown fields, malformed bytes): the caller then decodes it with
+   * {@code CommitDataRequest}'s parser, which judges it.
    */
-  boolean apply(MemorySegment args, long offset, int length, ProducerEndpoint endpoint) {
+  public boolean apply(MemorySegment args, long offset, int length, Sink sink) {
     if (!isPlainCommit(args, offset, length)) {
       return false;
     }
@@ -63,25 +82,26 @@ final class CommitDataDecoder {
       while (m.hasMore()) {
         int field = m.readTag();
         int value = (int) m.readVarint(); // uint32 fields: the low 32 bits, as protobuf-java
-        switch (field) {
-          case MOVE_PAGE -> page = value;
-          case MOVE_CHUNK -> chunk = value;
-          case MOVE_TARGET_BUFFER -> targetBuffer = value;
-          default -> { } // chunk_incomplete: meaningful only with inline data
-        }
+        if (field == MOVE_PAGE) {
+          page = value;
+        } else if (field == MOVE_CHUNK) {
+          chunk = value;
+        } else if (field == MOVE_TARGET_BUFFER) {
+          targetBuffer = value;
+        } // else chunk_incomplete: meaningful only with inline data
       }
       if (connected) {
-        connected = endpoint.commitChunk(page, chunk, targetBuffer);
+        connected = sink.moveChunk(page, chunk, targetBuffer);
       }
     }
     if (hasPatches && connected) {
-      applyPatches(endpoint, args, offset, length);
+      applyPatches(sink, args, offset, length);
     }
-    endpoint.endCommit(flushRequestId);
+    sink.endCommit(flushRequestId);
     return true;
   }
 
-  private void applyPatches(ProducerEndpoint endpoint, MemorySegment args, long offset, int length) {
+  private void applyPatches(Sink sink, MemorySegment args, long offset, int length) {
     ProtoCursor c = commitCursor.reset(args, offset, length);
     while (c.hasMore()) {
       int tag = c.readTag();
@@ -95,7 +115,6 @@ final class CommitDataDecoder {
       if (tag != CHUNKS_TO_PATCH) {
         continue;
       }
-      patchBatch.clear();
       int targetBuffer = 0;
       int writerId = 0;
       int chunkId = 0;
@@ -118,20 +137,22 @@ final class CommitDataDecoder {
               q.skipBytes(dataLength);
             }
           }
-          patchBatch.add(patchOffset, args, dataAt, dataLength);
+          sink.patch(patchOffset, args, dataAt, dataLength);
           continue;
         }
         int value = (int) e.readVarint();
-        switch (field) {
-          case PATCH_TARGET_BUFFER -> targetBuffer = value;
-          case PATCH_WRITER_ID -> writerId = value;
-          case PATCH_CHUNK_ID -> chunkId = value;
-          default -> more = value != 0; // PATCH_HAS_MORE
+        if (field == PATCH_TARGET_BUFFER) {
+          targetBuffer = value;
+        } else if (field == PATCH_WRITER_ID) {
+          writerId = value;
+        } else if (field == PATCH_CHUNK_ID) {
+          chunkId = value;
+        } else { // PATCH_HAS_MORE
+          more = value != 0;
         }
       }
-      endpoint.patchChunk(targetBuffer, writerId, chunkId, patchBatch, more);
+      sink.endChunkPatches(targetBuffer, writerId, chunkId, more);
     }
-    patchBatch.clear();
   }
 
   /**
@@ -139,7 +160,7 @@ final class CommitDataDecoder {
    * chunk, target_buffer, chunk_incomplete), chunks_to_patch (target_buffer, writer_id, chunk_id,
    * patches of offset and data, has_more_patches) and flush_request_id, each well formed.
    */
-  boolean isPlainCommit(MemorySegment args, long offset, int length) {
+  public boolean isPlainCommit(MemorySegment args, long offset, int length) {
     ProtoCursor c = commitCursor.reset(args, offset, length);
     while (c.hasMore()) {
       int tag = c.readTag();
@@ -197,5 +218,4 @@ final class CommitDataDecoder {
   private final ProtoCursor commitCursor = new ProtoCursor();
   private final ProtoCursor entryCursor = new ProtoCursor();
   private final ProtoCursor patchCursor = new ProtoCursor();
-  private final PatchBatch patchBatch = new PatchBatch();
 }
