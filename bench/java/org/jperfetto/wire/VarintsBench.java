@@ -79,14 +79,6 @@ public class VarintsBench {
   }
 
   private static long spreadEncode(long value) {
-    long groups = (value & 0x7FL)
-        | ((value << 1) & 0x7F00L)
-        | ((value << 2) & 0x7F_0000L)
-        | ((value << 3) & 0x7F00_0000L)
-        | ((value << 4) & 0x7F_0000_0000L)
-        | ((value << 5) & 0x7F00_0000_0000L)
-        | ((value << 6) & 0x7F_0000_0000_0000L)
-        | ((value << 7) & 0x7F00_0000_0000_0000L);
-    return groups | (0x8080_8080_8080_8080L & ((1L << ((Varints.size(value) - 1) << 3)) - 1));
+    return Varints.spread(value) | (0x8080_8080_8080_8080L & ((1L << ((Varints.size(value) - 1) << 3)) - 1));
   }
 }

@@ -7,7 +7,9 @@ import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 import org.jperfetto.protos.ReadBuffersResponse;
+import org.jperfetto.protos.TracePacket;
 import org.jperfetto.service.buffer.BufferedPacket;
+import org.jperfetto.wire.ProtoWire;
 import org.jperfetto.wire.Varints;
 
 /**
@@ -71,43 +73,44 @@ final class SliceBatch {
     return out;
   }
 
-  // Tags: field << 3 | wire type 0. trusted_pid (79) takes two bytes, 0xf8 0x04.
-  private static final int TAG_UID = 3 << 3;
-  private static final int TAG_SEQUENCE_ID = 10 << 3;
-  private static final int TAG_DROPPED = 42 << 3;
+  private static final int TAG_UID = varIntTag(TracePacket.TRUSTED_UID_FIELD_NUMBER);
+  private static final int TAG_SEQUENCE_ID = varIntTag(TracePacket.TRUSTED_PACKET_SEQUENCE_ID_FIELD_NUMBER);
+  private static final int TAG_PID = varIntTag(TracePacket.TRUSTED_PID_FIELD_NUMBER);
+  private static final int TAG_MACHINE_ID = varIntTag(TracePacket.MACHINE_ID_FIELD_NUMBER);
+  private static final int TAG_DROPPED = varIntTag(TracePacket.PREVIOUS_PACKET_DROPPED_FIELD_NUMBER);
 
-  private static int trustedFieldsSize(int uid, int pid, int machineId, int sequenceId, boolean dropped) {
-    return 1 + Varints.size(uid) + 1 + Varints.size(Integer.toUnsignedLong(sequenceId))
-        + (pid != 0 ? 2 + Varints.size(pid) : 0)
-        + (machineId != 0 ? 2 + Varints.size(Integer.toUnsignedLong(machineId)) : 0) + (dropped ? 3 : 0);
+  private static int varIntTag(int fieldNumber) {
+    return ProtoWire.makeTag(fieldNumber, ProtoWire.WIRE_TYPE_VARINT);
   }
 
-  /** Writes the trusted fields at out[at..], as protobuf-java's writeInt32/writeUInt32 would. */
+  private static int trustedFieldsSize(int uid, int pid, int machineId, int sequenceId, boolean dropped) {
+    return ProtoWire.taggedVarIntSize(TAG_UID, uid)
+        + ProtoWire.taggedVarIntSize(TAG_SEQUENCE_ID, Integer.toUnsignedLong(sequenceId))
+        + (pid != 0 ? ProtoWire.taggedVarIntSize(TAG_PID, pid) : 0)
+        + (machineId != 0 ? ProtoWire.taggedVarIntSize(TAG_MACHINE_ID, Integer.toUnsignedLong(machineId)) : 0)
+        + (dropped ? ProtoWire.taggedVarIntSize(TAG_DROPPED, 1) : 0);
+  }
+
+  /** Writes the trusted fields at out[at..], as protobuf-java's writeInt32/writeUInt32/writeBool would. */
   private static void writeTrustedFields(byte[] out, int at, int uid, int pid, int machineId, int sequenceId,
       boolean dropped) {
-    out[at++] = (byte) TAG_UID;
+    at = Varints.put(out, at, TAG_UID);
     at = Varints.put(out, at, uid); // int32: a negative value is sign-extended to 10 bytes
-    out[at++] = (byte) TAG_SEQUENCE_ID;
+    at = Varints.put(out, at, TAG_SEQUENCE_ID);
     at = Varints.put(out, at, Integer.toUnsignedLong(sequenceId));
     if (pid != 0) {
-      out[at++] = (byte) 0xf8; // 79 << 3, as a 2-byte varint
-      out[at++] = 0x04;
+      at = Varints.put(out, at, TAG_PID);
       at = Varints.put(out, at, pid);
     }
     if (machineId != 0) {
-      out[at++] = (byte) 0x90; // 98 << 3 = 784, a 2-byte varint
-      out[at++] = 0x06;
+      at = Varints.put(out, at, TAG_MACHINE_ID);
       at = Varints.put(out, at, Integer.toUnsignedLong(machineId));
     }
     if (dropped) {
-      out[at++] = (byte) (TAG_DROPPED | 0x80); // 42 << 3 = 336, a 2-byte varint
-      out[at++] = (byte) (TAG_DROPPED >>> 7);
-      out[at] = 1;
+      at = Varints.put(out, at, TAG_DROPPED);
+      Varints.put(out, at, 1);
     }
   }
-
-
-
 
   long bytes() {
     return bytes;

@@ -112,8 +112,11 @@ public final class Varints {
     return encoded | (value << shift);
   }
 
-  /** The low 56 bits of value as eight varint groups of 7 bits, one per byte, continuation bits clear. */
-  private static long spread(long value) {
+  /**
+   * The low 56 bits of value as eight varint groups of 7 bits, one per byte, continuation bits clear
+   * (package-private for VarintsBench, which compares an encoding built on it).
+   */
+  static long spread(long value) {
     return (value & 0x7FL)
         | ((value << 1) & 0x7F00L)
         | ((value << 2) & 0x7F_0000L)
