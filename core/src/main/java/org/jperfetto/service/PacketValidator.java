@@ -3,6 +3,7 @@ package org.jperfetto.service;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import org.jperfetto.service.buffer.BufferedPacket;
+import org.jperfetto.wire.ProtoWire;
 
 /**
  * Checks a producer's packet before the service hands it out: its top-level fields must be well
@@ -53,6 +54,8 @@ final class PacketValidator {
           p += n;
           continue;
         }
+        // A varint here may run across two slices, so it is decoded a byte at a time with its
+        // state kept between bytes, unlike the toolkit's reads of a varint in one place.
         int b = seg.get(ValueLayout.JAVA_BYTE, p++);
         if (shift >= 64) {
           return false;
@@ -73,10 +76,10 @@ final class PacketValidator {
               return false;
             }
             switch (wireType) {
-              case 0 -> state = State.VARINT_VALUE;
-              case 1 -> skip = 8;
-              case 2 -> state = State.LENGTH;
-              case 5 -> skip = 4;
+              case ProtoWire.WIRE_TYPE_VARINT -> state = State.VARINT_VALUE;
+              case ProtoWire.WIRE_TYPE_FIXED64 -> skip = Long.BYTES;
+              case ProtoWire.WIRE_TYPE_LENGTH_DELIMITED -> state = State.LENGTH;
+              case ProtoWire.WIRE_TYPE_FIXED32 -> skip = Integer.BYTES;
               default -> {
                 return false;
               }
