@@ -14,7 +14,7 @@ import java.util.logging.Level;
 import java.util.logging.LogManager;
 import java.util.logging.Logger;
 import org.jperfetto.service.ClearPeriod;
-import org.jperfetto.service.TracingService;
+import org.jperfetto.service.ServiceLimits;
 import org.jperfetto.service.ipc.PosixClockSource;
 import org.jperfetto.service.ipc.ProducerRelay;
 import org.jperfetto.service.ipc.ServiceHost;
@@ -255,13 +255,13 @@ public final class Jtraced {
   private static int parseClearPeriod(String s) {
     try {
       long ms = CommandLineConfig.timeMs(s);
-      if (ms > Integer.MAX_VALUE || ms > 0 && ms < TracingService.MIN_PERIODIC_TASK_MS) {
+      if (ms > Integer.MAX_VALUE || ms > 0 && ms < ServiceLimits.MIN_PERIODIC_TASK_MS) {
         throw new NumberFormatException();
       }
       return (int) ms;
     } catch (CommandLineConfig.ConfigException | NumberFormatException e) {
       throw new IllegalArgumentException("--default-clear-period wants 0 (off) or a time from "
-          + TracingService.MIN_PERIODIC_TASK_MS + "ms like 500ms or 2s, got " + s);
+          + ServiceLimits.MIN_PERIODIC_TASK_MS + "ms like 500ms or 2s, got " + s);
     }
   }
 

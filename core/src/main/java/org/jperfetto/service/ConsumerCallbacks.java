@@ -17,8 +17,8 @@ public interface ConsumerCallbacks {
 
   /**
    * One batch of trace data from ReadBuffers: packets cut in slices of at most
-   * {@link TracingService#MAX_SLICE_SIZE} bytes, the last of each packet with
-   * last_slice_for_packet. A batch holds about {@link TracingService#READ_BATCH_BYTES}; hasMore
+   * {@link ServiceLimits#MAX_SLICE_SIZE} bytes, the last of each packet with
+   * last_slice_for_packet. A batch holds about {@link ServiceLimits#READ_BATCH_BYTES}; hasMore
    * is false on the last batch of a read (which may be empty).
    */
   void onTraceData(List<ReadBuffersResponse.Slice> slices, boolean hasMore);

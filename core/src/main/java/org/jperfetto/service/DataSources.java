@@ -64,8 +64,8 @@ final class DataSources {
       registered++;
       bytes += r.descriptor().getSerializedSize();
     }
-    int maxCount = TracingService.MAX_DATA_SOURCES_PER_PRODUCER;
-    long maxBytes = TracingService.MAX_DESCRIPTOR_BYTES_PER_PRODUCER;
+    int maxCount = ServiceLimits.MAX_DATA_SOURCES_PER_PRODUCER;
+    long maxBytes = ServiceLimits.MAX_DESCRIPTOR_BYTES_PER_PRODUCER;
     if (registered >= maxCount || bytes > maxBytes) {
       return refuse(p, d, registered >= maxCount
           ? "it has " + registered + " data sources registered, the limit is " + maxCount
@@ -153,9 +153,9 @@ final class DataSources {
     if (index < 0) {
       return;
     }
-    if (bytes > TracingService.MAX_DESCRIPTOR_BYTES_PER_PRODUCER) {
+    if (bytes > ServiceLimits.MAX_DESCRIPTOR_BYTES_PER_PRODUCER) {
       refuse(p, d, "its descriptors would take " + bytes + " bytes, the limit is "
-          + TracingService.MAX_DESCRIPTOR_BYTES_PER_PRODUCER + "; the old descriptor stays");
+          + ServiceLimits.MAX_DESCRIPTOR_BYTES_PER_PRODUCER + "; the old descriptor stays");
       return;
     }
     state.replaceDataSource(index, new RegisteredDataSource(p.id, d));

@@ -27,7 +27,7 @@ final class Flushes {
 
   /** Flushes session s; done gets whether every producer acked in time (timeoutMs 0: the session's). */
   void flush(TracingSession s, long timeoutMs, long flags, Consumer<Boolean> done) {
-    if (s.pendingFlushes.size() >= TracingService.MAX_PENDING_FLUSHES) {
+    if (s.pendingFlushes.size() >= ServiceLimits.MAX_PENDING_FLUSHES) {
       if (!s.flushRefusalLogged) {
         s.flushRefusalLogged = true;
         LOG.log(System.Logger.Level.WARNING, "session {0}: flush refused, {1} flushes pending (the limit)",

@@ -35,28 +35,28 @@ final class PeriodicTasks {
   void start(TracingSession s) {
     long flushPeriod = Integer.toUnsignedLong(s.config.getFlushPeriodMs());
     if (s.fileSink != null) {
-      long period = s.config.getFileWritePeriodMs() == 0 ? TracingService.DEFAULT_FILE_WRITE_PERIOD_MS
-          : Math.max(TracingService.MIN_FILE_WRITE_PERIOD_MS,
+      long period = s.config.getFileWritePeriodMs() == 0 ? ServiceLimits.DEFAULT_FILE_WRITE_PERIOD_MS
+          : Math.max(ServiceLimits.MIN_FILE_WRITE_PERIOD_MS,
               Integer.toUnsignedLong(s.config.getFileWritePeriodMs()));
       TraceConfig.WriteFlushMode mode = s.config.getWriteFlushMode();
       boolean auto = mode == TraceConfig.WriteFlushMode.WRITE_FLUSH_AUTO
           || mode == TraceConfig.WriteFlushMode.WRITE_FLUSH_UNSPECIFIED;
       boolean flushOnWrite = mode == TraceConfig.WriteFlushMode.WRITE_FLUSH_ENABLED
-          || auto && period > TracingService.DEFAULT_FILE_WRITE_PERIOD_MS;
+          || auto && period > ServiceLimits.DEFAULT_FILE_WRITE_PERIOD_MS;
       if (auto || flushOnWrite) {
-        flushPeriod = flushOnWrite ? 0 : TracingService.DEFAULT_FILE_WRITE_PERIOD_MS;
+        flushPeriod = flushOnWrite ? 0 : ServiceLimits.DEFAULT_FILE_WRITE_PERIOD_MS;
       }
       every(s, period, flushOnWrite
           ? live -> flushes.flush(live, 0, ServiceFlushFlags.PERIODIC, ok -> drainIfLive(live))
           : drainIntoFile);
     }
     if (flushPeriod > 0) {
-      every(s, Math.max(TracingService.MIN_PERIODIC_TASK_MS, flushPeriod),
+      every(s, Math.max(ServiceLimits.MIN_PERIODIC_TASK_MS, flushPeriod),
           live -> flushes.flush(live, 0, ServiceFlushFlags.PERIODIC, ok -> { }));
     }
     long clearPeriod = ClearPeriod.effectiveMs(s.config, state.defaultClearPeriodMs());
     if (clearPeriod > 0) {
-      every(s, Math.max(TracingService.MIN_PERIODIC_TASK_MS, clearPeriod), this::clearIncrementalState);
+      every(s, Math.max(ServiceLimits.MIN_PERIODIC_TASK_MS, clearPeriod), this::clearIncrementalState);
     }
   }
 

@@ -102,7 +102,7 @@ public final class RemoteMachines {
     for (Relay r : relays) {
       if (r.systemInfo != null && done.add(r.machineId)) {
         out.add(TracePacket.newBuilder().setSystemInfo(r.systemInfo).setMachineId(r.machineId)
-            .setTrustedUid(serviceUid).setTrustedPacketSequenceId(TracingService.SERVICE_SEQUENCE_ID)
+            .setTrustedUid(serviceUid).setTrustedPacketSequenceId(ServiceLimits.SERVICE_SEQUENCE_ID)
             .build().toByteArray());
       }
     }

@@ -37,7 +37,7 @@ final class ServicePackets {
 
   private TracePacket.Builder packet() {
     return TracePacket.newBuilder().setTrustedUid(serviceUid)
-        .setTrustedPacketSequenceId(TracingService.SERVICE_SEQUENCE_ID);
+        .setTrustedPacketSequenceId(ServiceLimits.SERVICE_SEQUENCE_ID);
   }
 
   private TracePacket.Builder timestamped(long ts) {

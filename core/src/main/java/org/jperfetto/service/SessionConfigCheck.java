@@ -13,7 +13,7 @@ final class SessionConfigCheck {
     if (cfg.getBuffersCount() == 0) {
       return "TraceConfig has no buffers";
     }
-    if (cfg.getBuffersCount() > TracingService.MAX_BUFFERS_PER_SESSION) {
+    if (cfg.getBuffersCount() > ServiceLimits.MAX_BUFFERS_PER_SESSION) {
       return "Too many buffers configured (" + cfg.getBuffersCount() + ")";
     }
     for (int i = 0; i < cfg.getBuffersCount(); i++) {
@@ -23,15 +23,15 @@ final class SessionConfigCheck {
             + " for buffer " + i;
       }
     }
-    if (Integer.toUnsignedLong(cfg.getDurationMs()) > TracingService.MAX_DURATION_MS) {
+    if (Integer.toUnsignedLong(cfg.getDurationMs()) > ServiceLimits.MAX_DURATION_MS) {
       return "Requested too long trace (" + Integer.toUnsignedLong(cfg.getDurationMs()) + "ms > "
-          + TracingService.MAX_DURATION_MS + " ms)";
+          + ServiceLimits.MAX_DURATION_MS + " ms)";
     }
     TraceConfig.TriggerConfig triggers = cfg.getTriggerConfig();
     TraceConfig.TriggerConfig.TriggerMode mode = triggers.getTriggerMode();
     boolean hasTriggers = mode != TraceConfig.TriggerConfig.TriggerMode.UNSPECIFIED;
     long timeout = Integer.toUnsignedLong(triggers.getTriggerTimeoutMs());
-    if (hasTriggers && (timeout == 0 || timeout > TracingService.MAX_DURATION_MS)) {
+    if (hasTriggers && (timeout == 0 || timeout > ServiceLimits.MAX_DURATION_MS)) {
       return "Traces with START_TRACING triggers must provide a positive trigger_timeout_ms < 7 days"
           + " (received " + timeout + "ms)";
     }

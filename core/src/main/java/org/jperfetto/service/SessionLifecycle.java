@@ -94,11 +94,11 @@ final class SessionLifecycle {
       return "A trace with this unique session name (" + cfg.getUniqueSessionName() + ") already exists";
     }
     int ofUid = state.sessionsOfUid(c.uid);
-    if (ofUid >= TracingService.MAX_SESSIONS_PER_UID) {
+    if (ofUid >= ServiceLimits.MAX_SESSIONS_PER_UID) {
       return "Too many concurrent tracing sessions (" + ofUid + ") for uid " + c.uid + " limit is "
-          + TracingService.MAX_SESSIONS_PER_UID;
+          + ServiceLimits.MAX_SESSIONS_PER_UID;
     }
-    if (state.sessionCount() >= TracingService.MAX_SESSIONS) {
+    if (state.sessionCount() >= ServiceLimits.MAX_SESSIONS) {
       return "Too many concurrent tracing sessions (" + state.sessionCount() + ")";
     }
     if (!state.hasIdsForBuffers(cfg.getBuffersCount())) {
@@ -169,7 +169,7 @@ final class SessionLifecycle {
       s.clockSnapshots.add(clocks.snapshot()); // the first was taken at start
     }
     int interval = s.config.getBuiltinDataSources().getSnapshotIntervalMs();
-    tasks.after(interval > 0 ? interval : TracingService.DEFAULT_SNAPSHOT_INTERVAL_MS, s,
+    tasks.after(interval > 0 ? interval : ServiceLimits.DEFAULT_SNAPSHOT_INTERVAL_MS, s,
         SessionTasks.in(TracingSession.State.STARTED), live -> periodicSnapshot(live, false));
   }
 

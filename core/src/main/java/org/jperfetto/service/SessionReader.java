@@ -146,7 +146,7 @@ final class SessionReader {
         }
         batch.addProducerPacket(readPacket, readPacket.uid(), readPacket.pid(),
             s.sequenceIdFor(readPacket.producerId(), readPacket.writerId()));
-        if (batch.bytes() >= TracingService.READ_BATCH_BYTES) {
+        if (batch.bytes() >= ServiceLimits.READ_BATCH_BYTES) {
           c.out.onTraceData(batch.take(), true);
           return true;
         }

@@ -106,7 +106,7 @@ final class SessionRequests {
         error = "Tracing session not found";
       } else if (c.uid != 0 && c.uid != src.consumerUid) {
         error = "Not allowed to clone a session from another UID";
-      } else if (state.sessionCount() >= TracingService.MAX_SESSIONS) {
+      } else if (state.sessionCount() >= ServiceLimits.MAX_SESSIONS) {
         error = "Too many concurrent tracing sessions (" + state.sessionCount() + ")";
       } else if (src.fileSink != null && outputFile.isEmpty()) {
         error = "Failed to clone 'write_into_file' session: a file descriptor is required to copy"

@@ -14,7 +14,7 @@ import org.jperfetto.wire.Varints;
 
 /**
  * Packets on their way to a consumer, as ReadBuffersResponse slices: every slice at most
- * {@link TracingService#MAX_SLICE_SIZE} bytes, the last slice of each packet marked
+ * {@link ServiceLimits#MAX_SLICE_SIZE} bytes, the last slice of each packet marked
  * last_slice_for_packet.
  */
 final class SliceBatch {
@@ -29,7 +29,7 @@ final class SliceBatch {
   /**
    * A producer packet: its bytes as the buffer holds them, then the trusted fields appended (a
    * protobuf message may be extended by appending fields; a later value wins), copied once into
-   * one array that becomes the packet's slice (or slices, past {@link TracingService#MAX_SLICE_SIZE}).
+   * one array that becomes the packet's slice (or slices, past {@link ServiceLimits#MAX_SLICE_SIZE}).
    */
   void addProducerPacket(BufferedPacket packet, int uid, int pid, int sequenceId) {
     boolean dropped = packet.previousPacketDropped();
@@ -51,7 +51,7 @@ final class SliceBatch {
   }
 
   private void addBytes(ByteString data, boolean lastOfPacket) {
-    int max = TracingService.MAX_SLICE_SIZE;
+    int max = ServiceLimits.MAX_SLICE_SIZE;
     for (int at = 0; at < data.size() || at == 0; at += max) {
       int end = Math.min(data.size(), at + max);
       slices.add(ReadBuffersResponse.Slice.newBuilder().setData(data.substring(at, end))

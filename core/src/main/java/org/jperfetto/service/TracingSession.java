@@ -41,14 +41,14 @@ final class TracingSession {
   final int[] bufferIds;
   final List<DataSourceInstance> instances = new ArrayList<>();
   final Map<Long, PendingFlush> pendingFlushes = new HashMap<>();
-  /** A flush past {@link TracingService#MAX_PENDING_FLUSHES} was refused and said so once. */
+  /** A flush past {@link ServiceLimits#MAX_PENDING_FLUSHES} was refused and said so once. */
   boolean flushRefusalLogged;
   final long uuidMsb;
   final long uuidLsb;
   State state = State.CONFIGURED;
 
   private final Map<Long, Integer> sequenceIds = new HashMap<>();
-  private int lastSequenceId = TracingService.SERVICE_SEQUENCE_ID;
+  private int lastSequenceId = ServiceLimits.SERVICE_SEQUENCE_ID;
 
   final List<List<ClockSource.Reading>> clockSnapshots = new ArrayList<>();
   final List<LifecycleEvent> lifecycleEvents = new ArrayList<>();
@@ -109,12 +109,12 @@ final class TracingSession {
 
   long flushTimeoutMs() {
     return config.getFlushTimeoutMs() > 0 ? config.getFlushTimeoutMs()
-        : TracingService.DEFAULT_FLUSH_TIMEOUT_MS;
+        : ServiceLimits.DEFAULT_FLUSH_TIMEOUT_MS;
   }
 
   long dataSourceStopTimeoutMs() {
     return config.getDataSourceStopTimeoutMs() > 0 ? config.getDataSourceStopTimeoutMs()
-        : TracingService.DEFAULT_DATA_SOURCE_STOP_TIMEOUT_MS;
+        : ServiceLimits.DEFAULT_DATA_SOURCE_STOP_TIMEOUT_MS;
   }
 
   TraceConfig.TriggerConfig.TriggerMode triggerMode() {

@@ -16,7 +16,7 @@ import org.jperfetto.protos.DataSourceConfig;
 import org.jperfetto.protos.TraceConfig;
 import org.jperfetto.protos.TrackEventConfig;
 import org.jperfetto.service.ClearPeriod;
-import org.jperfetto.service.TracingService;
+import org.jperfetto.service.ServiceLimits;
 
 /**
  * The common {@link TraceConfig}s without protobuf plumbing: a {@link #builder()} for a track_event
@@ -181,8 +181,8 @@ public final class TraceConfigs {
      */
     public Builder clearPeriod(Duration period) {
       Duration p = checkedMillis(period, "clear period");
-      if (!p.isZero() && p.toMillis() < TracingService.MIN_PERIODIC_TASK_MS) {
-        throw new IllegalArgumentException("clear period below " + TracingService.MIN_PERIODIC_TASK_MS
+      if (!p.isZero() && p.toMillis() < ServiceLimits.MIN_PERIODIC_TASK_MS) {
+        throw new IllegalArgumentException("clear period below " + ServiceLimits.MIN_PERIODIC_TASK_MS
             + " ms: " + period.toMillis() + " ms");
       }
       clearPeriod = p;

@@ -378,13 +378,13 @@ class ConsumerPortFeaturesTest {
 
   @Test
   void sessionLimitsPerUidAndOverall() {
-    for (int i = 1; i < TracingService.MAX_SESSIONS_PER_UID; i++) {
+    for (int i = 1; i < ServiceLimits.MAX_SESSIONS_PER_UID; i++) {
       assertEquals("", new TestConsumer().connect(service, 1000).enable(config(4, RING)));
     }
     assertEquals("", new TestConsumer().connect(service, 1000).enable(config(4, RING)));
     String err = new TestConsumer().connect(service, 1000).enable(config(4, RING));
     assertTrue(err.contains("for uid 1000 limit is 5"), err);
-    for (int uid = 2000; service.sessionCount() < TracingService.MAX_SESSIONS; uid++) {
+    for (int uid = 2000; service.sessionCount() < ServiceLimits.MAX_SESSIONS; uid++) {
       assertEquals("", new TestConsumer().connect(service, uid).enable(config(4, RING)));
     }
     err = new TestConsumer().connect(service, 9999).enable(config(4, RING));
@@ -536,7 +536,7 @@ class ConsumerPortFeaturesTest {
     assertEquals("", c.endpoint.enableTracing(config(64, RING, "test").toBuilder().setWriteIntoFile(true)
         .setMaxFileSizeBytes(3000).build(), Optional.of(fileSink(file))));
     write(p, 0, 200);
-    runner.advance(TracingService.DEFAULT_FILE_WRITE_PERIOD_MS);
+    runner.advance(ServiceLimits.DEFAULT_FILE_WRITE_PERIOD_MS);
     assertTrue(file.size() <= 3000 && file.size() > 1000, "size " + file.size());
     assertEquals(List.of(""), c.disabled, "a full file ends the session");
     assertEquals(1, p.stops.size());

@@ -127,7 +127,7 @@ class SmbReplayInteropTest {
         if (p.hasTraceStats()) {
           stats = p.getTraceStats();
         }
-        if (p.getTrustedPacketSequenceId() > TracingService.SERVICE_SEQUENCE_ID) {
+        if (p.getTrustedPacketSequenceId() > ServiceLimits.SERVICE_SEQUENCE_ID) {
           decoded++;
           assertEquals(1001, p.getTrustedUid());
           assertEquals(55, p.getTrustedPid());
@@ -148,7 +148,7 @@ class SmbReplayInteropTest {
 
   private static List<TracePacket> producerPackets(Trace t) {
     return t.getPacketList().stream()
-        .filter(p -> p.getTrustedPacketSequenceId() > TracingService.SERVICE_SEQUENCE_ID).toList();
+        .filter(p -> p.getTrustedPacketSequenceId() > ServiceLimits.SERVICE_SEQUENCE_ID).toList();
   }
 
   /**

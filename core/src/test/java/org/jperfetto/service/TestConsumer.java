@@ -75,7 +75,7 @@ final class TestConsumer implements ConsumerCallbacks {
     CodedOutputStream cos = CodedOutputStream.newInstance(out);
     ByteString packet = ByteString.EMPTY;
     for (ReadBuffersResponse.Slice s : slices) {
-      if (s.getData().size() > TracingService.MAX_SLICE_SIZE) {
+      if (s.getData().size() > ServiceLimits.MAX_SLICE_SIZE) {
         throw new AssertionError("slice over the limit: " + s.getData().size());
       }
       packet = packet.concat(s.getData());

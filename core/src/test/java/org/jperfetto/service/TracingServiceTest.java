@@ -116,7 +116,7 @@ class TracingServiceTest {
       assertEquals(i, p.getForTesting().getSeqValue());
       assertEquals(1001, p.getTrustedUid());
       assertEquals(77, p.getTrustedPid());
-      assertTrue(p.getTrustedPacketSequenceId() > TracingService.SERVICE_SEQUENCE_ID);
+      assertTrue(p.getTrustedPacketSequenceId() > ServiceLimits.SERVICE_SEQUENCE_ID);
     }
     assertTrue(t.getPacketList().stream().anyMatch(TracePacket::hasTraceConfig));
     assertTrue(t.getPacketList().stream().anyMatch(TracePacket::hasTraceUuid));
@@ -129,7 +129,7 @@ class TracingServiceTest {
       if (p.hasServiceEvent()) {
         p.getServiceEvent().getAllFields().keySet().forEach(f -> events.add(f.getName()));
         assertEquals(SERVICE_UID, p.getTrustedUid());
-        assertEquals(TracingService.SERVICE_SEQUENCE_ID, p.getTrustedPacketSequenceId());
+        assertEquals(ServiceLimits.SERVICE_SEQUENCE_ID, p.getTrustedPacketSequenceId());
       }
     }
     assertTrue(events.containsAll(Set.of("tracing_started", "all_data_sources_started",
@@ -543,13 +543,13 @@ class TracingServiceTest {
     assertEquals(4, consumer.disabled.size(), "each refusal reported as tracing disabled");
     assertEquals(0, service.sessionCount());
 
-    for (int i = 0; i < TracingService.MAX_SESSIONS_PER_UID; i++) {
+    for (int i = 0; i < ServiceLimits.MAX_SESSIONS_PER_UID; i++) {
       assertEquals("",
           new TestConsumer().connect(service, 7).enable(config(4, TraceConfig.BufferConfig.FillPolicy.RING_BUFFER)));
     }
     assertTrue(new TestConsumer().connect(service, 7).enable(config(4, TraceConfig.BufferConfig.FillPolicy.RING_BUFFER))
         .contains("for uid 7"));
-    for (int i = 0; i < TracingService.MAX_SESSIONS - TracingService.MAX_SESSIONS_PER_UID; i++) {
+    for (int i = 0; i < ServiceLimits.MAX_SESSIONS - ServiceLimits.MAX_SESSIONS_PER_UID; i++) {
       assertEquals("", new TestConsumer().connect(service, 100 + i)
           .enable(config(4, TraceConfig.BufferConfig.FillPolicy.RING_BUFFER)));
     }

@@ -33,6 +33,7 @@ import org.jperfetto.protos.TracingServiceState;
 import org.jperfetto.service.ClockSource;
 import org.jperfetto.service.SharedMemory;
 import org.jperfetto.service.ManualTaskRunner;
+import org.jperfetto.service.ServiceLimits;
 import org.jperfetto.service.TracingService;
 
 /**
@@ -169,7 +170,7 @@ class ConsumerPortFuzzTest {
   }
 
   private static void checkLimits(List<TracingServiceState.TracingSession> sessions) {
-    assertTrue(sessions.size() <= TracingService.MAX_SESSIONS, sessions.size() + " sessions");
+    assertTrue(sessions.size() <= ServiceLimits.MAX_SESSIONS, sessions.size() + " sessions");
     long bytes = 0;
     for (TracingServiceState.TracingSession s : sessions) {
       for (int kb : s.getBufferSizeKbList()) {

@@ -25,7 +25,7 @@ import org.jperfetto.protos.ObserveEventsRequest;
 import org.jperfetto.protos.TraceConfig;
 import org.jperfetto.protos.TracePacket;
 import org.jperfetto.protos.TracingServiceState;
-import org.jperfetto.service.TracingService;
+import org.jperfetto.service.ServiceLimits;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -115,20 +115,20 @@ class HostileConsumersIT extends SocketFixture {
     long cap = 4L << 20;
     host = ServiceHost.start(ServiceHost.Options.of(producerSocket, consumerSocket).withMaxBufferBytes(cap));
     TraceConfig.Builder most = TraceConfig.newBuilder();
-    for (int i = 0; i < TracingService.MAX_BUFFERS_PER_SESSION; i++) {
+    for (int i = 0; i < ServiceLimits.MAX_BUFFERS_PER_SESSION; i++) {
       most.addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb(4)); // 512 KiB a session
     }
     TraceConfig oneTooMany = most.clone().addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb(4)).build();
     TraceConfig over = TraceConfig.newBuilder()
         .addBuffers(TraceConfig.BufferConfig.newBuilder().setSizeKb((int) (cap >> 10) + 4)).build();
     TracingConsumer probe = consumer();
-    for (int i = 0; i < TracingService.MAX_SESSIONS_PER_UID; i++) {
+    for (int i = 0; i < ServiceLimits.MAX_SESSIONS_PER_UID; i++) {
       TracingConsumer c = consumer();
       assertTrue(refusal(c, oneTooMany).contains("Too many buffers"));
       assertTrue(refusal(c, over).contains("memory"), refusal(c, over));
       c.enableTracing(most.build());
     }
-    waitFor(() -> sessions(probe) == TracingService.MAX_SESSIONS_PER_UID);
+    waitFor(() -> sessions(probe) == ServiceLimits.MAX_SESSIONS_PER_UID);
     String error = refusal(consumer(), most.build());
     assertTrue(error.contains("limit is 5"), error);
     long start = System.nanoTime();
@@ -137,7 +137,7 @@ class HostileConsumersIT extends SocketFixture {
     assertTrue(queryMs < 2000, "another client waited " + queryMs + " ms");
     long bytes = state.getTracingSessionsList().stream()
         .flatMap(t -> t.getBufferSizeKbList().stream()).mapToLong(kb -> kb * 1024L).sum();
-    assertEquals(TracingService.MAX_SESSIONS_PER_UID * 512L * 1024, bytes);
+    assertEquals(ServiceLimits.MAX_SESSIONS_PER_UID * 512L * 1024, bytes);
     assertTrue(bytes <= cap);
     assertEquals(0, host.consumerHostStats().dropped(), "refused, not dropped");
   }

@@ -29,7 +29,7 @@ import org.jperfetto.consumer.TracingDisabled;
 import org.jperfetto.consumer.TracingSession;
 import org.jperfetto.protos.GetAsyncCommandResponse.CmdCase;
 import org.jperfetto.protos.TraceConfig;
-import org.jperfetto.service.TracingService;
+import org.jperfetto.service.ServiceLimits;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -219,16 +219,16 @@ class OtherUidsIT extends SocketFixture {
 
   @Test
   void fifteenSessionsInTotalThenRefusedEvenForAUidWithNone() throws Exception {
-    int perUid = TracingService.MAX_SESSIONS_PER_UID;
+    int perUid = ServiceLimits.MAX_SESSIONS_PER_UID;
     List<Child> holders = new ArrayList<>();
-    for (int uid = 1000; holders.size() * perUid < TracingService.MAX_SESSIONS; uid++) {
+    for (int uid = 1000; holders.size() * perUid < ServiceLimits.MAX_SESSIONS; uid++) {
       holders.add(new Child(uid, "consumers", consumerSocket, Integer.toString(perUid)));
     }
     for (Child h : holders) {
       assertEquals("enabled " + perUid, h.next());
     }
     TracingConsumer probe = consumer();
-    waitFor(() -> probe.queryServiceState(true).join().getNumSessions() == TracingService.MAX_SESSIONS);
+    waitFor(() -> probe.queryServiceState(true).join().getNumSessions() == ServiceLimits.MAX_SESSIONS);
     assertEquals(3, probe.queryServiceState(true).get(SEC, TimeUnit.SECONDS).getTracingSessionsList()
         .stream().mapToInt(s -> s.getConsumerUid()).distinct().count(), "three other uids hold them");
 
@@ -241,9 +241,9 @@ class OtherUidsIT extends SocketFixture {
 
     // One holder leaves: its five sessions end and root gets a slot.
     holders.get(0).close();
-    waitFor(() -> probe.queryServiceState(true).join().getNumSessions() == TracingService.MAX_SESSIONS - perUid);
+    waitFor(() -> probe.queryServiceState(true).join().getNumSessions() == ServiceLimits.MAX_SESSIONS - perUid);
     TracingSession again = consumer().enableTracing(ring(4));
-    waitFor(() -> probe.queryServiceState(true).join().getNumSessions() == TracingService.MAX_SESSIONS - perUid + 1);
+    waitFor(() -> probe.queryServiceState(true).join().getNumSessions() == ServiceLimits.MAX_SESSIONS - perUid + 1);
     assertFalse(again.disabled().isDone(), "a freed slot is usable");
   }
 }

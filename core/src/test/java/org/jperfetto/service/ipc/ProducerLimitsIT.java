@@ -29,7 +29,7 @@ import org.jperfetto.protos.RegisterDataSourceResponse;
 import org.jperfetto.protos.TraceConfig;
 import org.jperfetto.protos.TracePacket;
 import org.jperfetto.protos.UnregisterDataSourceRequest;
-import org.jperfetto.service.TracingService;
+import org.jperfetto.service.ServiceLimits;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -69,11 +69,11 @@ class ProducerLimitsIT extends SocketFixture {
     try (IpcClient client = IpcClient.connect(producerSocket, e -> { });
         IpcClient large = IpcClient.connect(producerSocket, e -> { })) {
       BoundService port = initialized(client, "many");
-      for (int i = 0; i < TracingService.MAX_DATA_SOURCES_PER_PRODUCER; i++) {
+      for (int i = 0; i < ServiceLimits.MAX_DATA_SOURCES_PER_PRODUCER; i++) {
         assertEquals("", register(port, DataSourceDescriptor.newBuilder().setName("ds" + i).build()));
       }
       String error = register(port, DataSourceDescriptor.newBuilder().setName("one.more").build());
-      assertTrue(error.contains("limit is " + TracingService.MAX_DATA_SOURCES_PER_PRODUCER), error);
+      assertTrue(error.contains("limit is " + ServiceLimits.MAX_DATA_SOURCES_PER_PRODUCER), error);
       port.invoke("UnregisterDataSource", UnregisterDataSourceRequest.newBuilder().setDataSourceName("ds0").build())
           .get(10, TimeUnit.SECONDS);
       assertEquals("", register(port, DataSourceDescriptor.newBuilder().setName("one.more").build()),
@@ -87,14 +87,14 @@ class ProducerLimitsIT extends SocketFixture {
         accepted++;
         assertTrue(accepted < 100, "no bound on descriptor bytes");
       }
-      assertEquals(TracingService.MAX_DESCRIPTOR_BYTES_PER_PRODUCER / (120 * 1024 + 8), accepted);
+      assertEquals(ServiceLimits.MAX_DESCRIPTOR_BYTES_PER_PRODUCER / (120 * 1024 + 8), accepted);
       assertEquals(2L, (long) onService(() -> host.service().dataSourcesRefused()));
 
       // Another producer registers as usual.
       producer("other");
       TracingConsumer c = consumer();
       var state = c.queryServiceState(false).get(10, TimeUnit.SECONDS);
-      assertEquals(TracingService.MAX_DATA_SOURCES_PER_PRODUCER + accepted + 1, state.getDataSourcesCount());
+      assertEquals(ServiceLimits.MAX_DATA_SOURCES_PER_PRODUCER + accepted + 1, state.getDataSourcesCount());
     }
   }
 
@@ -169,7 +169,7 @@ class ProducerLimitsIT extends SocketFixture {
     p.startedWriter(1);
     int extra = 5;
     List<CompletableFuture<Void>> flushes = new ArrayList<>();
-    for (int i = 0; i < TracingService.MAX_PENDING_FLUSHES + extra; i++) {
+    for (int i = 0; i < ServiceLimits.MAX_PENDING_FLUSHES + extra; i++) {
       flushes.add(c.flush(Duration.ofSeconds(30), FlushFlags.NONE));
     }
     waitFor(() -> flushes.stream().filter(CompletableFuture::isDone).count() == extra);

@@ -19,7 +19,7 @@ import org.jperfetto.os.MemFd;
 import org.jperfetto.protos.GetAsyncCommandResponse.CmdCase;
 import org.jperfetto.protos.TraceConfig;
 import org.jperfetto.protos.TracingServiceState;
-import org.jperfetto.service.TracingService;
+import org.jperfetto.service.ServiceLimits;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -66,7 +66,7 @@ class SessionRefusalsIT extends SocketFixture {
     TraceConfig ok = ring(64);
     TraceConfig.DataSource ds = ok.getDataSources(0);
     TraceConfig.Builder tooManyBuffers = ok.toBuilder();
-    for (int i = 0; i < TracingService.MAX_BUFFERS_PER_SESSION; i++) {
+    for (int i = 0; i < ServiceLimits.MAX_BUFFERS_PER_SESSION; i++) {
       tooManyBuffers.addBuffers(ok.getBuffers(0));
     }
     Map<String, TraceConfig> bad = new LinkedHashMap<>();
@@ -100,7 +100,7 @@ class SessionRefusalsIT extends SocketFixture {
 
   @Test
   void fivePerUidThenRefusedAndTheFreedQuotaIsUsableAgain() throws Exception {
-    TracingConsumer[] consumers = new TracingConsumer[TracingService.MAX_SESSIONS_PER_UID];
+    TracingConsumer[] consumers = new TracingConsumer[ServiceLimits.MAX_SESSIONS_PER_UID];
     for (int i = 0; i < consumers.length; i++) {
       consumers[i] = consumer();
       consumers[i].enableTracing(ring(4));
