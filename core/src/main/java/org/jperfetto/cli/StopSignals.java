@@ -25,8 +25,11 @@ final class StopSignals implements AutoCloseable {
   private static final String HANDLER = "sun.misc.SignalHandler";
 
   private final CompletableFuture<String> requested = new CompletableFuture<>();
-  /** The handlers replaced, as (signal, previous handler) pairs, for {@link #close()}. */
-  private final List<Object[]> previous = new ArrayList<>();
+  /** The handlers replaced, for {@link #close()}. */
+  private final List<Replaced> previous = new ArrayList<>();
+
+  /** A sun.misc.Signal and the SignalHandler it had before ours. */
+  private record Replaced(Object signal, Object handler) {}
 
   private StopSignals() {}
 
@@ -37,7 +40,7 @@ final class StopSignals implements AutoCloseable {
       try {
         Object signal = Api.NEW_SIGNAL.invoke(name);
         Object handler = Api.handler(() -> s.onSignal("SIG" + name, err));
-        s.previous.add(new Object[] {signal, Api.HANDLE.invoke(signal, handler)});
+        s.previous.add(new Replaced(signal, Api.HANDLE.invoke(signal, handler)));
       } catch (IllegalArgumentException e) {
         err.println("jperfetto: cannot handle SIG" + name + " (" + e.getMessage() + ")");
       } catch (Throwable e) {
@@ -57,11 +60,11 @@ final class StopSignals implements AutoCloseable {
   /** Puts back the handlers that were there before (the command may run inside a bigger program). */
   @Override
   public void close() {
-    for (Object[] p : previous) {
+    for (Replaced r : previous) {
       try {
-        Api.HANDLE.invoke(p[0], p[1]);
+        Api.HANDLE.invoke(r.signal(), r.handler());
       } catch (Throwable e) {
-        throw new IllegalStateException("restoring the handler of " + p[0], e);
+        throw new IllegalStateException("restoring the handler of " + r.signal(), e);
       }
     }
   }

@@ -73,15 +73,11 @@ final class SliceBatch {
     return out;
   }
 
-  private static final int TAG_UID = varIntTag(TracePacket.TRUSTED_UID_FIELD_NUMBER);
-  private static final int TAG_SEQUENCE_ID = varIntTag(TracePacket.TRUSTED_PACKET_SEQUENCE_ID_FIELD_NUMBER);
-  private static final int TAG_PID = varIntTag(TracePacket.TRUSTED_PID_FIELD_NUMBER);
-  private static final int TAG_MACHINE_ID = varIntTag(TracePacket.MACHINE_ID_FIELD_NUMBER);
-  private static final int TAG_DROPPED = varIntTag(TracePacket.PREVIOUS_PACKET_DROPPED_FIELD_NUMBER);
-
-  private static int varIntTag(int fieldNumber) {
-    return ProtoWire.makeTag(fieldNumber, ProtoWire.WIRE_TYPE_VARINT);
-  }
+  private static final int TAG_UID = ProtoWire.varIntTag(TracePacket.TRUSTED_UID_FIELD_NUMBER);
+  private static final int TAG_SEQUENCE_ID = ProtoWire.varIntTag(TracePacket.TRUSTED_PACKET_SEQUENCE_ID_FIELD_NUMBER);
+  private static final int TAG_PID = ProtoWire.varIntTag(TracePacket.TRUSTED_PID_FIELD_NUMBER);
+  private static final int TAG_MACHINE_ID = ProtoWire.varIntTag(TracePacket.MACHINE_ID_FIELD_NUMBER);
+  private static final int TAG_DROPPED = ProtoWire.varIntTag(TracePacket.PREVIOUS_PACKET_DROPPED_FIELD_NUMBER);
 
   private static int trustedFieldsSize(int uid, int pid, int machineId, int sequenceId, boolean dropped) {
     return ProtoWire.taggedVarIntSize(TAG_UID, uid)

@@ -36,6 +36,11 @@ public final class ProtoWire {
     return (fieldNumber << TYPE_BITS) | wireType;
   }
 
+  /** The tag of a varint field (wire type 0). */
+  public static int varIntTag(int fieldNumber) {
+    return makeTag(fieldNumber, WIRE_TYPE_VARINT);
+  }
+
   /** The field number of a tag. */
   public static int fieldNumber(int tag) {
     return tag >>> TYPE_BITS;
@@ -68,7 +73,7 @@ public final class ProtoWire {
 
   /** Bytes of the tag of field (any wire type: the type takes the low 3 bits). */
   public static int tagSize(int fieldNumber) {
-    return Varints.size(makeTag(fieldNumber, WIRE_TYPE_VARINT));
+    return Varints.size(varIntTag(fieldNumber));
   }
 
   /** Bytes of a varint field (tag and value). */

@@ -50,7 +50,7 @@ public final class ChunkPacketEncoder {
 
   /** A varint field (int32, int64, uint32, uint64, bool, enum; negative values take 10 bytes). */
   public ChunkPacketEncoder varInt(int field, long value) {
-    int tag = ProtoWire.makeTag(field, ProtoWire.WIRE_TYPE_VARINT);
+    int tag = ProtoWire.varIntTag(field);
     if (Varints.isOneByte(tag) && Varints.isOneByte(value)) {
       append(tag | (value << 8), 2); // the common field: a 1-byte tag and a 1-byte value
     } else {

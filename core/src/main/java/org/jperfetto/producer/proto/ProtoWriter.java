@@ -74,7 +74,7 @@ public final class ProtoWriter {
    * pass a uint32 held in an int as {@code value & 0xFFFFFFFFL}.
    */
   public void appendVarInt(int field, long value) {
-    int tag = ProtoWire.makeTag(field, ProtoWire.WIRE_TYPE_VARINT);
+    int tag = ProtoWire.varIntTag(field);
     if (Varints.isOneByte(tag)) { // fields 1..15
       stream.writeByteAndVarInt(tag, value);
     } else {

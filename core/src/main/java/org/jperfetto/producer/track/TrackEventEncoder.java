@@ -59,18 +59,18 @@ final class TrackEventEncoder {
       org.jperfetto.protos.TrackEvent.DOUBLE_COUNTER_VALUE_FIELD_NUMBER;
   private static final int EVENT_DEBUG_ANNOTATIONS = org.jperfetto.protos.TrackEvent.DEBUG_ANNOTATIONS_FIELD_NUMBER;
   static final int SEQ_NEEDS_INCREMENTAL_STATE = TracePacket.SequenceFlags.SEQ_NEEDS_INCREMENTAL_STATE_VALUE;
-  private static final int TIMESTAMP_TAG = varIntTag(TracePacket.TIMESTAMP_FIELD_NUMBER);
+  private static final int TIMESTAMP_TAG = ProtoWire.varIntTag(TracePacket.TIMESTAMP_FIELD_NUMBER);
   private static final int TRACK_EVENT_TAG =
       ProtoWire.makeTag(TracePacket.TRACK_EVENT_FIELD_NUMBER, ProtoWire.WIRE_TYPE_LENGTH_DELIMITED);
   private static final int SEQUENCE_FLAGS_NEEDS_STATE =
-      varIntTag(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER) | SEQ_NEEDS_INCREMENTAL_STATE << 8;
+      ProtoWire.varIntTag(TracePacket.SEQUENCE_FLAGS_FIELD_NUMBER) | SEQ_NEEDS_INCREMENTAL_STATE << 8;
   /**
    * A slice end's bytes after its timestamp, little-endian: track_event (length-delimited, 2 bytes:
    * type = SLICE_END), then sequence_flags = SEQ_NEEDS_INCREMENTAL_STATE.
    */
   static final long SLICE_END_TAIL = TRACK_EVENT_TAG
       | 2L << 8
-      | (long) varIntTag(EVENT_TYPE) << 16
+      | (long) ProtoWire.varIntTag(EVENT_TYPE) << 16
       | (long) TYPE_SLICE_END << 24
       | (long) SEQUENCE_FLAGS_NEEDS_STATE << 32;
   /** A slice end packet's bytes besides its timestamp value: the timestamp tag and the tail. */
@@ -81,10 +81,10 @@ final class TrackEventEncoder {
    */
   static final long SLICE_BEGIN_EVENT = TRACK_EVENT_TAG
       | 6L << 8
-      | (long) varIntTag(EVENT_TYPE) << 16
+      | (long) ProtoWire.varIntTag(EVENT_TYPE) << 16
       | (long) TYPE_SLICE_BEGIN << 24
-      | (long) varIntTag(EVENT_CATEGORY_IIDS) << 32
-      | (long) varIntTag(EVENT_NAME_IID) << 48;
+      | (long) ProtoWire.varIntTag(EVENT_CATEGORY_IIDS) << 32
+      | (long) ProtoWire.varIntTag(EVENT_NAME_IID) << 48;
   /** A slice begin packet's bytes besides its timestamp value: the timestamp tag, track_event, flags. */
   static final int SLICE_BEGIN_FIXED_BYTES = 1 + 8 + 2;
 
@@ -94,8 +94,8 @@ final class TrackEventEncoder {
    */
   static final long INT_ANNOTATION_HEAD =
       ProtoWire.makeTag(EVENT_DEBUG_ANNOTATIONS, ProtoWire.WIRE_TYPE_LENGTH_DELIMITED)
-      | (long) varIntTag(DebugAnnotation.NAME_IID_FIELD_NUMBER) << 16
-      | (long) varIntTag(DebugAnnotation.INT_VALUE_FIELD_NUMBER) << 32;
+      | (long) ProtoWire.varIntTag(DebugAnnotation.NAME_IID_FIELD_NUMBER) << 16
+      | (long) ProtoWire.varIntTag(DebugAnnotation.INT_VALUE_FIELD_NUMBER) << 32;
   /**
    * A slice begin with one int annotation: its packet's bytes besides the timestamp and annotation
    * values: the slice begin's and 5 of the annotation (tag, length, name_iid tag and value, int tag).
@@ -108,7 +108,7 @@ final class TrackEventEncoder {
   static final int SHORT_SLICE_MAX_BYTES = 3 * Long.BYTES;
 
   /** A counter value's tag: field 30, so two varint bytes. */
-  private static final int COUNTER_VALUE_TAG = ProtoWire.makeTag(EVENT_COUNTER_VALUE, ProtoWire.WIRE_TYPE_VARINT);
+  private static final int COUNTER_VALUE_TAG = ProtoWire.varIntTag(EVENT_COUNTER_VALUE);
   private static final int COUNTER_VALUE_TAG_BYTES = ProtoWire.varIntSize(COUNTER_VALUE_TAG);
   private static final long COUNTER_VALUE_TAG_BITS = ChunkPacketEncoder.varIntBits(COUNTER_VALUE_TAG);
   /**
@@ -116,19 +116,15 @@ final class TrackEventEncoder {
    * zero: tag, length, type = COUNTER, track_uuid tag.
    */
   static final long COUNTER_EVENT_HEAD = TRACK_EVENT_TAG
-      | (long) varIntTag(EVENT_TYPE) << 16
+      | (long) ProtoWire.varIntTag(EVENT_TYPE) << 16
       | (long) TYPE_COUNTER << 24
-      | (long) varIntTag(EVENT_TRACK_UUID) << 32;
+      | (long) ProtoWire.varIntTag(EVENT_TRACK_UUID) << 32;
   /**
    * An integer counter packet's bytes besides its timestamp, track uuid and value: the timestamp
    * tag, track_event's tag and length, its type, the track_uuid and counter_value tags, the flags.
    */
   static final int COUNTER_FIXED_BYTES = 1 + 2 + 2 + 1 + COUNTER_VALUE_TAG_BYTES + 2;
 
-  /** The one-byte tag of a varint field numbered below 16. */
-  private static int varIntTag(int field) {
-    return ProtoWire.makeTag(field, ProtoWire.WIRE_TYPE_VARINT);
-  }
 
   // The event being emitted.
   private int type;
