@@ -36,7 +36,11 @@ import org.junit.jupiter.params.provider.MethodSource;
  * slow reader gets every packet, the stuck ones are dropped at the send timeout with their
  * sessions freed, and jtraced's VmRSS while they are stuck stays within
  * {@link #STUCK_RSS_BOUND_MB} of what it was with the buffers filled ({@link #BUSY_RSS_BOUND_MB}
- * with the slow and live readers at work too).
+ * with the slow and live readers at work too). jtraced runs with its launcher's JVM flags (the
+ * serial collector on a heap that grows as needed), as users run it: on the JVM's default collector
+ * the resident memory would measure how much of a large young generation the read-out's garbage
+ * touched before its first collection, not what the stuck readers hold. It runs without its JIT
+ * warm-up, whose garbage would fall into the measured windows by timing alone.
  *
  * <p>Prints one line, "STRESS ...", with the figures. -Dstress.jtraced.cp=CLASSPATH runs another
  * build's jtraced (e.g. before a change); -Dstress.stuckMb=N sizes the first stuck buffer
@@ -98,7 +102,7 @@ class StuckConsumersStressIT {
     ProcessBuilder pb;
     if (kind.equals("jtraced")) {
       String cp = System.getProperty("stress.jtraced.cp", System.getProperty("java.class.path"));
-      pb = new ProcessBuilder(ChildJvm.command(List.of(), cp, "org.jperfetto.cli.Jtraced"));
+      pb = new ProcessBuilder(ChildJvm.command(ChildJvm.jtracedDaemonFlags(), cp, "org.jperfetto.cli.Jtraced"));
     } else {
       pb = new ProcessBuilder(kind);
       pb.environment().put("LD_LIBRARY_PATH", Path.of(kind).toAbsolutePath().getParent().toString());
@@ -106,6 +110,10 @@ class StuckConsumersStressIT {
     pb.redirectErrorStream(true).redirectOutput(dir.resolve(Path.of(kind).getFileName() + ".log").toFile());
     pb.environment().put("PERFETTO_PRODUCER_SOCK_NAME", producerSocket);
     pb.environment().put("PERFETTO_CONSUMER_SOCK_NAME", consumerSocket);
+    // Without jtraced's JIT warm-up: it runs beside serving for the first seconds, and the heap its
+    // read-outs grow is kept until no session is left (IdleHeapTrim), which would land in this
+    // test's windows by timing alone. Its footprint is scripts/daemon-footprint.sh's to measure.
+    pb.environment().put("JPERFETTO_WARMUP", "0");
     return pb.start();
   }
 
