@@ -1,6 +1,7 @@
 package org.jperfetto.cli;
 
 import java.io.IOException;
+import java.io.OutputStream;
 import java.lang.System.Logger.Level;
 import java.nio.file.Path;
 import java.util.Map;
@@ -164,13 +165,17 @@ final class JtracedWarmUp implements AutoCloseable {
         FillPolicy policy = s % 2 == 0 ? FillPolicy.DISCARD : FillPolicy.RING_BUFFER;
         TraceConfig config = base.toBuilder().setBuffers(0, base.getBuffers(0).toBuilder().setFillPolicy(policy))
             .build();
-        InProcessSession session = tracing.newSession(config).start();
+        // Read out as a consumer reads (ReadBuffers), but counted and dropped: kept whole, each
+        // trace's copies are arrays larger than the daemon's young generation, allocated straight
+        // into the old one, and would hold the heap at hundreds of MB while real sessions run.
+        ByteCounter trace = new ByteCounter();
+        InProcessSession session = tracing.newSession(config).readInto(trace).start();
         try {
           slices += emit(te, slice, counter);
         } finally {
           session.stop();
         }
-        bytes += session.readTrace().length;
+        bytes += trace.count;
         done++;
       }
     }
@@ -195,5 +200,20 @@ final class JtracedWarmUp implements AutoCloseable {
     }
     te.flush();
     return i;
+  }
+
+  /** An output stream that keeps only how many bytes it was given. */
+  private static final class ByteCounter extends OutputStream {
+    long count;
+
+    @Override
+    public void write(int b) {
+      count++;
+    }
+
+    @Override
+    public void write(byte[] b, int off, int len) {
+      count += len;
+    }
   }
 }

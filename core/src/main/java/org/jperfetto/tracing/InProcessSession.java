@@ -2,6 +2,7 @@ package org.jperfetto.tracing;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.lang.System.Logger.Level;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
@@ -26,8 +27,9 @@ import org.jperfetto.protos.TraceConfig;
 
 /**
  * One tracing session of an {@link InProcessTracing} (upstream's {@code TracingSession}): its own
- * consumer connection to the embedded service. Set it up ({@link #writeTo}), {@link #start()} it,
- * {@link #stop()} it; then the trace is in the file, or in {@link #readTrace()}.
+ * consumer connection to the embedded service. Set it up ({@link #writeTo} or {@link #readInto}),
+ * {@link #start()} it, {@link #stop()} it; then the trace is in the file, in the stream, or in
+ * {@link #readTrace()}.
  *
  * <p>Blocking like upstream's {@code StartBlocking}/{@code StopBlocking}: {@code start()} returns
  * once every data source of the session has started in this process's producer (a trace point
@@ -63,6 +65,7 @@ public final class InProcessSession implements AutoCloseable {
   /** Whether start() warns about data sources no producer offers (a config the user gave). */
   private final boolean warnMissing;
   private Path file;
+  private OutputStream stream;
   private State state = State.NEW;
   private TracingConsumer consumer;
   private TracingSession session;
@@ -93,8 +96,27 @@ public final class InProcessSession implements AutoCloseable {
    */
   public synchronized InProcessSession writeTo(Path file) {
     requireState(State.NEW, "writeTo");
+    requireNoDestination("writeTo");
     this.file = Objects.requireNonNull(file, "file");
     return this;
+  }
+
+  /**
+   * Reads the trace out into out as {@link #stop()} reads the buffers (in the trace file format,
+   * batch by batch; out is flushed, not closed), instead of keeping it in memory for
+   * {@link #readTrace()}: a large trace then never sits whole on the heap. Before {@link #start()}.
+   */
+  public synchronized InProcessSession readInto(OutputStream out) {
+    requireState(State.NEW, "readInto");
+    requireNoDestination("readInto");
+    this.stream = Objects.requireNonNull(out, "out");
+    return this;
+  }
+
+  private void requireNoDestination(String what) {
+    if (file != null || stream != null) {
+      throw new IllegalStateException(what + ": the session already has its destination");
+    }
   }
 
   /**
@@ -216,8 +238,12 @@ public final class InProcessSession implements AutoCloseable {
       consumer.disableTracing();
       TracingDisabled end = await(session.disabled(), stopTimeout(), "the session to stop");
       error = end.error();
-      if (file == null) {
-        trace = read();
+      if (stream != null) {
+        read(stream);
+      } else if (file == null) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        read(bytes);
+        trace = bytes.toByteArray();
       } else if (!error.isEmpty()) {
         throw new IOException("the trace file " + file + " is incomplete: " + error);
       }
@@ -227,19 +253,34 @@ public final class InProcessSession implements AutoCloseable {
     }
   }
 
-  private byte[] read() throws IOException {
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    try (TraceFileWriter writer = new TraceFileWriter(bytes)) {
+  private void read(OutputStream out) throws IOException {
+    try (TraceFileWriter writer = new TraceFileWriter(new NonClosing(out))) {
       await(consumer.readBuffers(writer), stopTimeout(), "ReadBuffers");
     }
-    return bytes.toByteArray();
+  }
+
+  /** The caller's stream: flushed when the writer closes, left open. */
+  private static final class NonClosing extends java.io.FilterOutputStream {
+    NonClosing(OutputStream out) {
+      super(out);
+    }
+
+    @Override
+    public void write(byte[] b, int off, int len) throws IOException {
+      out.write(b, off, len);
+    }
+
+    @Override
+    public void close() throws IOException {
+      flush();
+    }
   }
 
   /**
    * The trace, in the Perfetto trace file format, after {@link #stop()}; empty for a session never
    * started.
    *
-   * @throws IllegalStateException before stop, or for a session that wrote into a file
+   * @throws IllegalStateException before stop, or for a session that wrote into a file or a stream
    */
   public synchronized byte[] readTrace() {
     if (state != State.STOPPED) {
@@ -247,6 +288,9 @@ public final class InProcessSession implements AutoCloseable {
     }
     if (file != null) {
       throw new IllegalStateException("the session wrote its trace into " + file);
+    }
+    if (stream != null) {
+      throw new IllegalStateException("the session read its trace into the stream readInto gave");
     }
     return trace != null ? trace.clone() : new byte[0];
   }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
+import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -129,6 +130,36 @@ class InProcessTracingIT {
       assertEquals(InProcessSession.State.STOPPED, s.state());
       assertEquals(1, countTrackEvents(s.readTrace()));
       assertThrows(IllegalStateException.class, s::start, "a stopped session does not start again");
+    }
+  }
+
+  @Test
+  void readIntoStreamsTheTraceAtStopAndLeavesTheStreamOpen() throws Exception {
+    boolean[] closed = {false};
+    java.io.ByteArrayOutputStream streamed = new java.io.ByteArrayOutputStream() {
+      @Override
+      public void close() {
+        closed[0] = true;
+      }
+    };
+    try (InProcessTracing tracing = start("streamed")) {
+      InProcessSession s = tracing.newSession(config()).readInto(streamed);
+      assertThrows(IllegalStateException.class, () -> s.writeTo(dir.resolve("both")), "one destination");
+      assertThrows(IllegalStateException.class, () -> s.readInto(OutputStream.nullOutputStream()));
+      s.start();
+      for (int i = 0; i < 500; i++) {
+        te.begin(cat, "streamed", "i", i);
+        te.end(cat);
+      }
+      assertEquals(0, streamed.size(), "nothing is read before stop");
+      s.stop();
+      assertEquals(1000, countTrackEvents(streamed.toByteArray()), "500 begins and 500 ends, parseable");
+      assertFalse(closed[0], "the caller's stream stays open");
+      IllegalStateException e = assertThrows(IllegalStateException.class, s::readTrace);
+      assertTrue(e.getMessage().contains("readInto"), e.getMessage());
+      InProcessSession onDisk = tracing.newSession(config()).writeTo(dir.resolve("file"));
+      assertThrows(IllegalStateException.class, () -> onDisk.readInto(streamed), "one destination");
+      onDisk.stop();
     }
   }
 
