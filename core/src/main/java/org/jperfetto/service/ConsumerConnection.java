@@ -16,7 +16,7 @@ final class ConsumerConnection implements ConsumerEndpoint {
   private final ServiceState state;
   final int uid;
   final ConsumerCallbacks callbacks;
-  TracingSession session;
+  ServiceSession session;
   /** ObserveEvents mask: bits of {@code 1 << ObservableEvents.Type}. */
   int observedEvents;
   private boolean connected = true;

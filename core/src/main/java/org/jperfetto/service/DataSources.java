@@ -28,10 +28,10 @@ final class DataSources {
   private final SharedMemory.Factory shmFactory;
   private final ClockSource clocks;
   /** A session waiting for stop acks lost or stopped an instance: it may be done stopping. */
-  private final Consumer<TracingSession> stopAcked;
+  private final Consumer<ServiceSession> stopAcked;
 
   DataSources(ServiceState state, ServiceQueries counters, Flushes flushes, SharedMemory.Factory shmFactory,
-      ClockSource clocks, Consumer<TracingSession> stopAcked) {
+      ClockSource clocks, Consumer<ServiceSession> stopAcked) {
     this.state = state;
     this.counters = counters;
     this.flushes = flushes;
@@ -73,14 +73,14 @@ final class DataSources {
     }
     state.addDataSource(new RegisteredDataSource(p.id, d));
     counters.countDataSourceRegistered();
-    for (TracingSession s : state.sessions()) {
-      if (s.state != TracingSession.State.CONFIGURED && s.state != TracingSession.State.STARTED) {
+    for (ServiceSession s : state.sessions()) {
+      if (s.state != ServiceSession.State.CONFIGURED && s.state != ServiceSession.State.STARTED) {
         continue;
       }
       for (TraceConfig.DataSource cfg : s.config.getDataSourcesList()) {
         if (cfg.getConfig().getName().equals(d.getName())) {
-          DataSourceInstance inst = setUp(s, cfg, p, d);
-          if (inst != null && s.state == TracingSession.State.STARTED) {
+          SessionDataSource inst = setUp(s, cfg, p, d);
+          if (inst != null && s.state == ServiceSession.State.STARTED) {
             start(s, p, inst);
           }
         }
@@ -106,19 +106,19 @@ final class DataSources {
 
   /** UnregisterDataSource from p: its instances of that name end, then the first registration goes. */
   void unregister(ProducerConnection p, String name) {
-    for (TracingSession s : state.sessions()) {
-      for (DataSourceInstance inst : List.copyOf(s.instances)) {
+    for (ServiceSession s : state.sessions()) {
+      for (SessionDataSource inst : List.copyOf(s.instances)) {
         if (inst.producerId == p.id && inst.name().equals(name)) {
-          if (inst.state == DataSourceInstance.State.STARTED
-              || inst.state == DataSourceInstance.State.STARTING
-              || inst.state == DataSourceInstance.State.CONFIGURED) {
+          if (inst.state == SessionDataSource.State.STARTED
+              || inst.state == SessionDataSource.State.STARTING
+              || inst.state == SessionDataSource.State.CONFIGURED) {
             p.callbacks.stopDataSource(inst.instanceId);
           }
           s.instances.remove(inst);
           p.disallowTargetBuffer(inst.config.getTargetBuffer());
         }
       }
-      if (s.state == TracingSession.State.DISABLING_WAITING_STOP_ACKS) {
+      if (s.state == ServiceSession.State.DISABLING_WAITING_STOP_ACKS) {
         stopAcked.accept(s);
       }
     }
@@ -163,10 +163,10 @@ final class DataSources {
 
   /** Producer p is going away: its instances end, the flushes and stops waiting for it go on. */
   void producerGone(ProducerConnection p) {
-    for (TracingSession s : state.sessions()) {
+    for (ServiceSession s : state.sessions()) {
       s.instances.removeIf(inst -> inst.producerId == p.id);
       flushes.producerGone(s, p.id);
-      if (s.state == TracingSession.State.DISABLING_WAITING_STOP_ACKS) {
+      if (s.state == ServiceSession.State.DISABLING_WAITING_STOP_ACKS) {
         stopAcked.accept(s);
       }
       maybeNotifyAllStarted(s);
@@ -202,7 +202,7 @@ final class DataSources {
    * filters admit), started if the session is; with onlyMissing, none for a producer's data
    * source the session already has an instance of (ChangeTraceConfig widening a filter).
    */
-  void setUpInstances(TracingSession s, boolean onlyMissing) {
+  void setUpInstances(ServiceSession s, boolean onlyMissing) {
     for (TraceConfig.DataSource dsCfg : s.config.getDataSourcesList()) {
       // Decided before any is set up: a producer with several registrations of the name gets an
       // instance for each, not only for the first.
@@ -213,17 +213,17 @@ final class DataSources {
           continue;
         }
         ProducerConnection p = state.producer(r.producerId());
-        DataSourceInstance inst = setUp(s, dsCfg, p, r.descriptor());
-        if (inst != null && s.state == TracingSession.State.STARTED) {
+        SessionDataSource inst = setUp(s, dsCfg, p, r.descriptor());
+        if (inst != null && s.state == ServiceSession.State.STARTED) {
           start(s, p, inst);
         }
       }
     }
   }
 
-  private static Set<Integer> producersWithInstance(TracingSession s, String name) {
+  private static Set<Integer> producersWithInstance(ServiceSession s, String name) {
     Set<Integer> producerIds = new HashSet<>();
-    for (DataSourceInstance inst : s.instances) {
+    for (SessionDataSource inst : s.instances) {
       if (inst.name().equals(name)) {
         producerIds.add(inst.producerId);
       }
@@ -231,7 +231,7 @@ final class DataSources {
     return producerIds;
   }
 
-  private DataSourceInstance setUp(TracingSession s, TraceConfig.DataSource cfg, ProducerConnection p,
+  private SessionDataSource setUp(ServiceSession s, TraceConfig.DataSource cfg, ProducerConnection p,
       DataSourceDescriptor d) {
     if (!state.admits(p.identity)) {
       // Producers of other uids that connected before the lockdown get no data source either.
@@ -263,7 +263,7 @@ final class DataSources {
     if (s.config.getPreferSuspendClockForDuration()) {
       dsc.setPreferSuspendClockForDuration(true);
     }
-    DataSourceInstance inst = new DataSourceInstance(state.nextInstanceId(), p.id, dsc.build(), d);
+    SessionDataSource inst = new SessionDataSource(state.nextInstanceId(), p.id, dsc.build(), d);
     s.instances.add(inst);
     p.allowTargetBuffer(bufferId);
     if (!p.hasSharedMemory()) {
@@ -277,29 +277,29 @@ final class DataSources {
     return inst;
   }
 
-  private void start(TracingSession s, ProducerConnection p, DataSourceInstance inst) {
-    inst.state = inst.descriptor.getWillNotifyOnStart() ? DataSourceInstance.State.STARTING
-        : DataSourceInstance.State.STARTED;
+  private void start(ServiceSession s, ProducerConnection p, SessionDataSource inst) {
+    inst.state = inst.descriptor.getWillNotifyOnStart() ? SessionDataSource.State.STARTING
+        : SessionDataSource.State.STARTED;
     p.callbacks.startDataSource(inst.instanceId, inst.config);
-    if (inst.state == DataSourceInstance.State.STARTED) {
+    if (inst.state == SessionDataSource.State.STARTED) {
       notifyInstanceState(s, inst, true);
     }
   }
 
   /** Session s starts: every instance it has set up starts. */
-  void startInstances(TracingSession s) {
-    for (DataSourceInstance inst : List.copyOf(s.instances)) {
+  void startInstances(ServiceSession s) {
+    for (SessionDataSource inst : List.copyOf(s.instances)) {
       start(s, state.producer(inst.producerId), inst);
     }
     maybeNotifyAllStarted(s);
   }
 
   /** Session s stops: every instance is told to; those that ack the stop are STOPPING till they do. */
-  void stopInstances(TracingSession s) {
-    for (DataSourceInstance inst : s.instances) {
+  void stopInstances(ServiceSession s) {
+    for (SessionDataSource inst : s.instances) {
       ProducerConnection p = state.producer(inst.producerId);
       boolean waits = inst.descriptor.getWillNotifyOnStop();
-      inst.state = waits ? DataSourceInstance.State.STOPPING : DataSourceInstance.State.STOPPED;
+      inst.state = waits ? SessionDataSource.State.STOPPING : SessionDataSource.State.STOPPED;
       p.callbacks.stopDataSource(inst.instanceId);
       if (!waits) {
         notifyInstanceState(s, inst, false);
@@ -308,9 +308,9 @@ final class DataSources {
   }
 
   /** Whether an instance of s still has to ack its stop. */
-  static boolean anyStopping(TracingSession s) {
-    for (DataSourceInstance inst : s.instances) {
-      if (inst.state == DataSourceInstance.State.STOPPING) {
+  static boolean anyStopping(ServiceSession s) {
+    for (SessionDataSource inst : s.instances) {
+      if (inst.state == SessionDataSource.State.STOPPING) {
         return true;
       }
     }
@@ -318,12 +318,12 @@ final class DataSources {
   }
 
   /** Session s is freed: instances still running are told to stop, and all of them go. */
-  void releaseInstances(TracingSession s) {
-    if (s.state == TracingSession.State.STARTED
-        || s.state == TracingSession.State.DISABLING_WAITING_STOP_ACKS) {
-      for (DataSourceInstance inst : s.instances) {
+  void releaseInstances(ServiceSession s) {
+    if (s.state == ServiceSession.State.STARTED
+        || s.state == ServiceSession.State.DISABLING_WAITING_STOP_ACKS) {
+      for (SessionDataSource inst : s.instances) {
         ProducerConnection p = state.producer(inst.producerId);
-        if (p != null && inst.state != DataSourceInstance.State.STOPPED) {
+        if (p != null && inst.state != SessionDataSource.State.STOPPED) {
           p.callbacks.stopDataSource(inst.instanceId);
         }
       }
@@ -331,8 +331,8 @@ final class DataSources {
   }
 
   /** After releaseInstances and the session's timers: the producers may no longer write for s. */
-  void forgetInstances(TracingSession s) {
-    for (DataSourceInstance inst : s.instances) {
+  void forgetInstances(ServiceSession s) {
+    for (SessionDataSource inst : s.instances) {
       ProducerConnection p = state.producer(inst.producerId);
       if (p != null) {
         p.disallowTargetBuffer(inst.config.getTargetBuffer());
@@ -343,11 +343,11 @@ final class DataSources {
 
   /** NotifyDataSourceStarted from p. */
   void started(ProducerConnection p, long instanceId) {
-    for (TracingSession s : state.sessions()) {
-      for (DataSourceInstance inst : s.instances) {
+    for (ServiceSession s : state.sessions()) {
+      for (SessionDataSource inst : s.instances) {
         if (inst.instanceId == instanceId && inst.producerId == p.id
-            && inst.state == DataSourceInstance.State.STARTING) {
-          inst.state = DataSourceInstance.State.STARTED;
+            && inst.state == SessionDataSource.State.STARTING) {
+          inst.state = SessionDataSource.State.STARTED;
           notifyInstanceState(s, inst, true);
           maybeNotifyAllStarted(s);
         }
@@ -357,13 +357,13 @@ final class DataSources {
 
   /** NotifyDataSourceStopped from p. */
   void stopped(ProducerConnection p, long instanceId) {
-    for (TracingSession s : state.sessions()) {
-      for (DataSourceInstance inst : s.instances) {
+    for (ServiceSession s : state.sessions()) {
+      for (SessionDataSource inst : s.instances) {
         if (inst.instanceId == instanceId && inst.producerId == p.id
-            && inst.state != DataSourceInstance.State.STOPPED) {
-          inst.state = DataSourceInstance.State.STOPPED;
+            && inst.state != SessionDataSource.State.STOPPED) {
+          inst.state = SessionDataSource.State.STOPPED;
           notifyInstanceState(s, inst, false);
-          if (s.state == TracingSession.State.DISABLING_WAITING_STOP_ACKS) {
+          if (s.state == ServiceSession.State.DISABLING_WAITING_STOP_ACKS) {
             stopAcked.accept(s);
           }
         }
@@ -379,9 +379,9 @@ final class DataSources {
     boolean had = c.observes(ObservableEvents.Type.TYPE_DATA_SOURCES_INSTANCES);
     c.observedEvents = mask;
     if (!had && c.observes(ObservableEvents.Type.TYPE_DATA_SOURCES_INSTANCES) && c.session != null) {
-      for (DataSourceInstance inst : c.session.instances) {
-        boolean started = inst.state == DataSourceInstance.State.STARTED;
-        if (started || inst.state == DataSourceInstance.State.STOPPED) {
+      for (SessionDataSource inst : c.session.instances) {
+        boolean started = inst.state == SessionDataSource.State.STARTED;
+        if (started || inst.state == SessionDataSource.State.STOPPED) {
           notifyInstanceState(c.session, inst, started);
         }
       }
@@ -389,7 +389,7 @@ final class DataSources {
   }
 
   /** ObservableEvents TYPE_DATA_SOURCES_INSTANCES to the session's consumer, if it asked. */
-  private void notifyInstanceState(TracingSession s, DataSourceInstance inst, boolean started) {
+  private void notifyInstanceState(ServiceSession s, SessionDataSource inst, boolean started) {
     ConsumerConnection c = s.consumer;
     if (c == null || !c.observes(ObservableEvents.Type.TYPE_DATA_SOURCES_INSTANCES)) {
       return;
@@ -405,12 +405,12 @@ final class DataSources {
   }
 
   /** Once per started session, when no instance is STARTING any more: the event and its notice. */
-  private void maybeNotifyAllStarted(TracingSession s) {
-    if (s.state != TracingSession.State.STARTED || s.allDataSourcesStartedNotified) {
+  private void maybeNotifyAllStarted(ServiceSession s) {
+    if (s.state != ServiceSession.State.STARTED || s.allDataSourcesStartedNotified) {
       return;
     }
-    for (DataSourceInstance inst : s.instances) {
-      if (inst.state == DataSourceInstance.State.STARTING) {
+    for (SessionDataSource inst : s.instances) {
+      if (inst.state == SessionDataSource.State.STARTING) {
         return;
       }
     }

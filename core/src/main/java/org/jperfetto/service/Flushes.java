@@ -26,7 +26,7 @@ final class Flushes {
   }
 
   /** Flushes session s; done gets whether every producer acked in time (timeoutMs 0: the session's). */
-  void flush(TracingSession s, long timeoutMs, long flags, Consumer<Boolean> done) {
+  void flush(ServiceSession s, long timeoutMs, long flags, Consumer<Boolean> done) {
     if (s.pendingFlushes.size() >= ServiceLimits.MAX_PENDING_FLUSHES) {
       if (!s.flushRefusalLogged) {
         s.flushRefusalLogged = true;
@@ -37,13 +37,13 @@ final class Flushes {
       return;
     }
     long requestId = state.nextFlushRequestId();
-    TracingSession.PendingFlush f = new TracingSession.PendingFlush(requestId, done);
+    ServiceSession.PendingFlush f = new ServiceSession.PendingFlush(requestId, done);
     s.flushesRequested++;
     s.addLifecycleEvent(TracingServiceEvent.FLUSH_STARTED_FIELD_NUMBER, clocks.now());
     Map<Integer, List<Long>> byProducer = new TreeMap<>();
-    if (s.state == TracingSession.State.STARTED) {
-      for (DataSourceInstance inst : s.instances) {
-        if (!inst.descriptor.getNoFlush() && inst.state != DataSourceInstance.State.STOPPED) {
+    if (s.state == ServiceSession.State.STARTED) {
+      for (SessionDataSource inst : s.instances) {
+        if (!inst.descriptor.getNoFlush() && inst.state != SessionDataSource.State.STOPPED) {
           byProducer.computeIfAbsent(inst.producerId, k -> new ArrayList<>()).add(inst.instanceId);
         }
       }
@@ -71,8 +71,8 @@ final class Flushes {
 
   /** Producer producerId acked flush requestId, which also acks every earlier request it was part of. */
   void acked(int producerId, long requestId) {
-    for (TracingSession s : List.copyOf(state.sessions())) {
-      for (TracingSession.PendingFlush f : List.copyOf(s.pendingFlushes.values())) {
+    for (ServiceSession s : List.copyOf(state.sessions())) {
+      for (ServiceSession.PendingFlush f : List.copyOf(s.pendingFlushes.values())) {
         if (f.requestId <= requestId && f.producersPending.remove(producerId)
             && f.producersPending.isEmpty()) {
           complete(s, f, true);
@@ -82,8 +82,8 @@ final class Flushes {
   }
 
   /** Producer producerId went away: session s's flushes no longer wait for it. */
-  void producerGone(TracingSession s, int producerId) {
-    for (TracingSession.PendingFlush f : List.copyOf(s.pendingFlushes.values())) {
+  void producerGone(ServiceSession s, int producerId) {
+    for (ServiceSession.PendingFlush f : List.copyOf(s.pendingFlushes.values())) {
       if (f.producersPending.remove(producerId) && f.producersPending.isEmpty()) {
         complete(s, f, true);
       }
@@ -91,14 +91,14 @@ final class Flushes {
   }
 
   /** Session s is freed: its flushes are dropped, their callbacks never run. */
-  static void cancelAll(TracingSession s) {
-    for (TracingSession.PendingFlush f : s.pendingFlushes.values()) {
+  static void cancelAll(ServiceSession s) {
+    for (ServiceSession.PendingFlush f : s.pendingFlushes.values()) {
       SessionTasks.cancel(f.timeout);
     }
     s.pendingFlushes.clear();
   }
 
-  private void complete(TracingSession s, TracingSession.PendingFlush f, boolean success) {
+  private void complete(ServiceSession s, ServiceSession.PendingFlush f, boolean success) {
     s.pendingFlushes.remove(f.requestId);
     SessionTasks.cancel(f.timeout);
     scrapeProducersOf(s);
@@ -112,8 +112,8 @@ final class Flushes {
   }
 
   /** Copies what the producers of s's instances wrote but did not commit (once per instance). */
-  void scrapeProducersOf(TracingSession s) {
-    for (DataSourceInstance inst : s.instances) {
+  void scrapeProducersOf(ServiceSession s) {
+    for (SessionDataSource inst : s.instances) {
       ProducerConnection p = state.producer(inst.producerId);
       if (p != null) {
         p.scrapeSharedMemory();

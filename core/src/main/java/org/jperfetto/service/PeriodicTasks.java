@@ -21,10 +21,10 @@ final class PeriodicTasks {
   private final ServiceState state;
   private final SessionTasks tasks;
   private final Flushes flushes;
-  private final Consumer<TracingSession> drainIntoFile;
+  private final Consumer<ServiceSession> drainIntoFile;
 
   /** @param drainIntoFile drains a write_into_file session into its file (and stops it once full) */
-  PeriodicTasks(ServiceState state, SessionTasks tasks, Flushes flushes, Consumer<TracingSession> drainIntoFile) {
+  PeriodicTasks(ServiceState state, SessionTasks tasks, Flushes flushes, Consumer<ServiceSession> drainIntoFile) {
     this.state = state;
     this.tasks = tasks;
     this.flushes = flushes;
@@ -32,7 +32,7 @@ final class PeriodicTasks {
   }
 
   /** Session s just started: arms its drains, flushes and clears. */
-  void start(TracingSession s) {
+  void start(ServiceSession s) {
     long flushPeriod = Integer.toUnsignedLong(s.config.getFlushPeriodMs());
     if (s.fileSink != null) {
       long period = s.config.getFileWritePeriodMs() == 0 ? ServiceLimits.DEFAULT_FILE_WRITE_PERIOD_MS
@@ -61,23 +61,23 @@ final class PeriodicTasks {
   }
 
   /** After a flush's answer: the drain, if the session still traces. */
-  private void drainIfLive(TracingSession s) {
-    tasks.runIfLive(s.id, SessionTasks.in(TracingSession.State.STARTED), drainIntoFile);
+  private void drainIfLive(ServiceSession s) {
+    tasks.runIfLive(s.id, SessionTasks.in(ServiceSession.State.STARTED), drainIntoFile);
   }
 
-  private void every(TracingSession s, long periodMs, Consumer<TracingSession> task) {
-    tasks.after(periodMs, s, SessionTasks.in(TracingSession.State.STARTED), live -> {
+  private void every(ServiceSession s, long periodMs, Consumer<ServiceSession> task) {
+    tasks.after(periodMs, s, SessionTasks.in(ServiceSession.State.STARTED), live -> {
       task.accept(live);
       every(live, periodMs, task);
     });
   }
 
   /** clear_incremental_state to every producer with instances that handle it. */
-  private void clearIncrementalState(TracingSession s) {
+  private void clearIncrementalState(ServiceSession s) {
     Map<Integer, List<Long>> byProducer = new TreeMap<>();
-    for (DataSourceInstance inst : s.instances) {
+    for (SessionDataSource inst : s.instances) {
       if (inst.descriptor.getHandlesIncrementalStateClear()
-          && inst.state == DataSourceInstance.State.STARTED) {
+          && inst.state == SessionDataSource.State.STARTED) {
         byProducer.computeIfAbsent(inst.producerId, k -> new ArrayList<>()).add(inst.instanceId);
       }
     }

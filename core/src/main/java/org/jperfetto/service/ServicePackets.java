@@ -79,14 +79,14 @@ final class ServicePackets {
     return packet().setClockSnapshot(cs).build().toByteArray();
   }
 
-  byte[] lifecycleEvent(TracingSession.LifecycleEvent event) {
+  byte[] lifecycleEvent(ServiceSession.LifecycleEvent event) {
     FieldDescriptor field = TracingServiceEvent.getDescriptor().findFieldByNumber(event.fieldNumber());
     TracingServiceEvent.Builder e = TracingServiceEvent.newBuilder();
     e.setField(field, field.getJavaType() == FieldDescriptor.JavaType.BOOLEAN ? (Object) true : 0);
     return timestamped(event.timestampNs()).setServiceEvent(e).build().toByteArray();
   }
 
-  byte[] trigger(TracingSession.ReceivedTrigger t) {
+  byte[] trigger(ServiceSession.ReceivedTrigger t) {
     return timestamped(t.timestampNs()).setTrigger(org.jperfetto.protos.Trigger.newBuilder()
         .setTriggerName(t.name()).setProducerName(t.producerName())
         .setTrustedProducerUid(t.producerUid()).setStopDelayMs(t.stopDelayMs())).build().toByteArray();

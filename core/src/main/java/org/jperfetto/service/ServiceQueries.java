@@ -65,8 +65,8 @@ final class ServiceQueries {
         .setTracingServiceVersion(ServicePackets.SERVICE_VERSION)
         .setNumSessions(state.sessionCount());
     int started = 0;
-    for (TracingSession s : state.sessions()) {
-      if (s.state == TracingSession.State.STARTED) {
+    for (ServiceSession s : state.sessions()) {
+      if (s.state == ServiceSession.State.STARTED) {
         started++;
       }
       if (callerUid != 0 && callerUid != s.consumerUid) {
@@ -77,7 +77,7 @@ final class ServiceQueries {
           .setUniqueSessionName(s.config.getUniqueSessionName())
           .setDurationMs(s.config.getDurationMs())
           .setNumDataSources(s.instances.size())
-          .setIsStarted(s.state == TracingSession.State.STARTED);
+          .setIsStarted(s.state == ServiceSession.State.STARTED);
       for (TraceConfig.BufferConfig b : s.config.getBuffersList()) {
         ts.addBufferSizeKb(b.getSizeKb());
       }
@@ -117,7 +117,7 @@ final class ServiceQueries {
   }
 
   /** Service-wide counters, and the buffers and session counters of s if not null. */
-  TraceStats traceStats(TracingSession s) {
+  TraceStats traceStats(ServiceSession s) {
     TraceStats.Builder t = TraceStats.newBuilder()
         .setProducersConnected(state.producerCount())
         .setProducersSeen(producersSeen)

@@ -43,7 +43,7 @@ final class ServiceState {
 
   private final Map<Integer, ProducerConnection> producers = new TreeMap<>();
   private final List<ConsumerConnection> consumers = new ArrayList<>();
-  private final Map<Long, TracingSession> sessions = new LinkedHashMap<>();
+  private final Map<Long, ServiceSession> sessions = new LinkedHashMap<>();
   private final Map<Integer, TraceBuffer> buffers = new HashMap<>();
   /** Registered data sources, in registration order. */
   private final List<RegisteredDataSource> dataSources = new ArrayList<>();
@@ -214,8 +214,8 @@ final class ServiceState {
   // Sessions
 
   /** A new live session, consumer c's one; ids are its buffers (already added). */
-  TracingSession newSession(ConsumerConnection c, TraceConfig cfg, int[] ids, UUID uuid) {
-    TracingSession s = new TracingSession(++lastSessionId, c, c.uid, cfg, ids, uuid);
+  ServiceSession newSession(ConsumerConnection c, TraceConfig cfg, int[] ids, UUID uuid) {
+    ServiceSession s = new ServiceSession(++lastSessionId, c, c.uid, cfg, ids, uuid);
     sessionsCreated = lastSessionId;
     sessions.put(s.id, s);
     c.session = s;
@@ -223,17 +223,17 @@ final class ServiceState {
   }
 
   /** Forgets session s (its buffers are freed apart). */
-  void removeSession(TracingSession s) {
+  void removeSession(ServiceSession s) {
     sessions.remove(s.id);
   }
 
   /** The live session of that id, or null. */
-  TracingSession liveSession(long id) {
+  ServiceSession liveSession(long id) {
     return sessions.get(id);
   }
 
   /** The live sessions in creation order (a view: copy it before a loop that may end one). */
-  Collection<TracingSession> sessions() {
+  Collection<ServiceSession> sessions() {
     return Collections.unmodifiableCollection(sessions.values());
   }
 
@@ -249,7 +249,7 @@ final class ServiceState {
   /** The live sessions of consumers of that uid. */
   int sessionsOfUid(int uid) {
     int n = 0;
-    for (TracingSession s : sessions.values()) {
+    for (ServiceSession s : sessions.values()) {
       if (s.consumerUid == uid) {
         n++;
       }
@@ -258,9 +258,9 @@ final class ServiceState {
   }
 
   /** The first live session, clones aside, whose unique_session_name is name; or null. */
-  TracingSession sessionNamed(String name) {
-    for (TracingSession s : sessions.values()) {
-      if (s.state != TracingSession.State.CLONED_READ_ONLY
+  ServiceSession sessionNamed(String name) {
+    for (ServiceSession s : sessions.values()) {
+      if (s.state != ServiceSession.State.CLONED_READ_ONLY
           && s.config.getUniqueSessionName().equals(name)) {
         return s;
       }
@@ -269,8 +269,8 @@ final class ServiceState {
   }
 
   /** The session a consumer of that uid detached with that key, or null. */
-  TracingSession detachedSession(int uid, String key) {
-    for (TracingSession s : sessions.values()) {
+  ServiceSession detachedSession(int uid, String key) {
+    for (ServiceSession s : sessions.values()) {
       if (s.consumerUid == uid && key.equals(s.detachKey)) {
         return s;
       }

@@ -69,7 +69,7 @@ final class SessionLifecycle {
     }
     UUID uuid = cfg.getTraceUuidMsb() != 0 || cfg.getTraceUuidLsb() != 0
         ? new UUID(cfg.getTraceUuidMsb(), cfg.getTraceUuidLsb()) : UUID.randomUUID();
-    TracingSession s = state.newSession(c, cfg, ids, uuid);
+    ServiceSession s = state.newSession(c, cfg, ids, uuid);
     s.fileSink = fileSink.orElse(null);
     state.applyLockdown(cfg.getLockdownMode());
     dataSources.setUpInstances(s, false);
@@ -108,28 +108,28 @@ final class SessionLifecycle {
   }
 
   /** A configured session starts: its instances, its snapshots, its periodic tasks and its timers. */
-  void startTracing(TracingSession s) {
-    if (s.state != TracingSession.State.CONFIGURED) {
+  void startTracing(ServiceSession s) {
+    if (s.state != ServiceSession.State.CONFIGURED) {
       return;
     }
-    s.state = TracingSession.State.STARTED;
+    s.state = ServiceSession.State.STARTED;
     s.clockSnapshots.add(clocks.snapshot());
     s.addLifecycleEvent(TracingServiceEvent.TRACING_STARTED_FIELD_NUMBER, clocks.now());
     dataSources.startInstances(s);
-    if (s.state == TracingSession.State.STARTED) { // a callback above may have stopped it
+    if (s.state == ServiceSession.State.STARTED) { // a callback above may have stopped it
       periodicSnapshot(s, true);
     }
     periodicTasks.start(s);
     armStopTimeout(s);
     if (s.config.getDurationMs() > 0) {
       s.durationTimer = tasks.after(s.config.getDurationMs(), s,
-          SessionTasks.in(TracingSession.State.STARTED), this::flushAndDisable);
+          SessionTasks.in(ServiceSession.State.STARTED), this::flushAndDisable);
     }
   }
 
   /** A START_TRACING session just configured: it ends if no trigger comes in trigger_timeout_ms. */
-  private void armStartTimeout(TracingSession s) {
-    s.triggerTimer = tasks.after(triggerTimeoutMs(s), s, SessionTasks.in(TracingSession.State.CONFIGURED),
+  private void armStartTimeout(ServiceSession s) {
+    s.triggerTimer = tasks.after(triggerTimeoutMs(s), s, SessionTasks.in(ServiceSession.State.CONFIGURED),
         live -> {
           LOG.log(System.Logger.Level.INFO, "session {0}: no START_TRACING trigger in {1} ms",
               live.id, live.config.getTriggerConfig().getTriggerTimeoutMs());
@@ -138,21 +138,21 @@ final class SessionLifecycle {
   }
 
   /** A session just started: STOP_TRACING and CLONE_SNAPSHOT ones end if no trigger comes in time. */
-  private void armStopTimeout(TracingSession s) {
+  private void armStopTimeout(ServiceSession s) {
     TriggerMode mode = s.triggerMode();
     if (mode == TriggerMode.STOP_TRACING || mode == TriggerMode.CLONE_SNAPSHOT) {
       s.triggerTimer = tasks.after(triggerTimeoutMs(s), s,
-          live -> live.state == TracingSession.State.STARTED && live.receivedTriggers.isEmpty(),
+          live -> live.state == ServiceSession.State.STARTED && live.receivedTriggers.isEmpty(),
           this::flushAndDisable);
     }
   }
 
-  private static long triggerTimeoutMs(TracingSession s) {
+  private static long triggerTimeoutMs(ServiceSession s) {
     return Integer.toUnsignedLong(s.config.getTriggerConfig().getTriggerTimeoutMs());
   }
 
   /** The end of a traced session by time or trigger: a last flush, then the stop. */
-  void flushAndDisable(TracingSession s) {
+  void flushAndDisable(ServiceSession s) {
     flushes.flush(s, 0, ServiceFlushFlags.TRACE_STOP, ok -> {
       // kept for TraceStats.final_flush_outcome, as traced does
       s.finalFlushOutcome = ok ? TraceStats.FinalFlushOutcome.FINAL_FLUSH_SUCCEEDED
@@ -162,7 +162,7 @@ final class SessionLifecycle {
   }
 
   /** Sync marker, clock snapshot and stats every snapshot_interval_ms while tracing. */
-  private void periodicSnapshot(TracingSession s, boolean first) {
+  private void periodicSnapshot(ServiceSession s, boolean first) {
     s.shouldEmitSyncMarker = true;
     s.shouldEmitStats = true;
     if (!first) {
@@ -170,18 +170,18 @@ final class SessionLifecycle {
     }
     int interval = s.config.getBuiltinDataSources().getSnapshotIntervalMs();
     tasks.after(interval > 0 ? interval : ServiceLimits.DEFAULT_SNAPSHOT_INTERVAL_MS, s,
-        SessionTasks.in(TracingSession.State.STARTED), live -> periodicSnapshot(live, false));
+        SessionTasks.in(ServiceSession.State.STARTED), live -> periodicSnapshot(live, false));
   }
 
   /** write_into_file: drains s into its file, and stops s once the file takes no more. */
-  void drainIntoFile(TracingSession s) {
+  void drainIntoFile(ServiceSession s) {
     if (reader.drainIntoFile(s)) {
       disableTracing(s);
     }
   }
 
   /** DisableTracing: the instances are told to stop; the session is stopped once they acked (or timed out). */
-  void disableTracing(TracingSession s) {
+  void disableTracing(ServiceSession s) {
     switch (s.state) {
       case CONFIGURED -> {
         finishDisable(s); // never started: nothing to stop
@@ -199,10 +199,10 @@ final class SessionLifecycle {
       }
     }
     SessionTasks.cancel(s.durationTimer);
-    s.state = TracingSession.State.DISABLING_WAITING_STOP_ACKS;
+    s.state = ServiceSession.State.DISABLING_WAITING_STOP_ACKS;
     dataSources.stopInstances(s);
     s.stopTimer = tasks.after(s.dataSourceStopTimeoutMs(), s,
-        SessionTasks.in(TracingSession.State.DISABLING_WAITING_STOP_ACKS), live -> {
+        SessionTasks.in(ServiceSession.State.DISABLING_WAITING_STOP_ACKS), live -> {
           LOG.log(System.Logger.Level.INFO, "session {0}: data sources did not ack the stop in {1} ms",
               live.id, live.dataSourceStopTimeoutMs());
           finishDisable(live);
@@ -210,19 +210,19 @@ final class SessionLifecycle {
     maybeFinishDisable(s);
   }
 
-  private void maybeFinishDisable(TracingSession s) {
+  private void maybeFinishDisable(ServiceSession s) {
     if (!DataSources.anyStopping(s)) {
       finishDisable(s);
     }
   }
 
-  private void finishDisable(TracingSession s) {
+  private void finishDisable(ServiceSession s) {
     SessionTasks.cancel(s.stopTimer);
     SessionTasks.cancel(s.triggerTimer);
     SessionTasks.cancel(s.durationTimer);
     flushes.scrapeProducersOf(s);
-    boolean wasStarted = s.state != TracingSession.State.CONFIGURED;
-    s.state = TracingSession.State.DISABLED;
+    boolean wasStarted = s.state != ServiceSession.State.CONFIGURED;
+    s.state = ServiceSession.State.DISABLED;
     if (wasStarted) {
       s.clockSnapshots.add(clocks.snapshot());
     }
@@ -242,7 +242,7 @@ final class SessionLifecycle {
   }
 
   /** Ends a session and frees its buffers (FreeBuffers, consumer disconnect). */
-  void freeSession(TracingSession s) {
+  void freeSession(ServiceSession s) {
     dataSources.releaseInstances(s);
     SessionTasks.cancel(s.durationTimer);
     SessionTasks.cancel(s.stopTimer);
@@ -256,7 +256,7 @@ final class SessionLifecycle {
       }
     }
     s.readCursor = null; // a read in progress ends with the session
-    s.state = TracingSession.State.DISABLED;
+    s.state = ServiceSession.State.DISABLED;
     state.removeSession(s);
     if (s.consumer != null && s.consumer.session == s) {
       s.consumer.session = null;

@@ -9,7 +9,7 @@ package org.jperfetto.service;
  * Service thread only.
  */
 final class SessionReadCursor {
-  final TracingSession session;
+  final ServiceSession session;
   /** Where the batches go: the consumer, the trace file, or a compressor before either. */
   final SliceSink out;
   final SliceBatch batch = new SliceBatch();
@@ -21,7 +21,7 @@ final class SessionReadCursor {
   /** True once the last batch (hasMore false) went out. */
   boolean finished;
 
-  SessionReadCursor(TracingSession session, SliceSink out) {
+  SessionReadCursor(ServiceSession session, SliceSink out) {
     this.session = session;
     this.out = out;
   }

@@ -37,7 +37,7 @@ final class SessionReader {
    * out batches while the consumer is {@link ConsumerCallbacks#readyForTraceData ready} for them;
    * the rest waits for {@link #resumeReadBuffers}.
    */
-  void readBuffers(TracingSession s) {
+  void readBuffers(ServiceSession s) {
     if (s.consumer == null) {
       return;
     }
@@ -56,7 +56,7 @@ final class SessionReader {
   }
 
   /** Goes on with the session's read in progress, if any, while its consumer is ready. */
-  void resumeReadBuffers(TracingSession s) {
+  void resumeReadBuffers(ServiceSession s) {
     SessionReadCursor cursor = s.readCursor;
     while (cursor != null && s.readCursor == cursor && s.consumer != null
         && s.consumer.callbacks.readyForTraceData()) {
@@ -75,7 +75,7 @@ final class SessionReader {
    * @return true once the file takes no more (full, or writing failed: see fileWriteError): the
    *     session has no file any more and must stop
    */
-  boolean drainIntoFile(TracingSession s) {
+  boolean drainIntoFile(ServiceSession s) {
     if (s.fileSink == null) {
       return false;
     }
@@ -106,13 +106,13 @@ final class SessionReader {
   }
 
   /** Nothing is handed out before the trigger that starts (or, cloned aside, stops) the session. */
-  private static boolean isHeldBack(TracingSession s) {
-    boolean cloned = s.state == TracingSession.State.CLONED_READ_ONLY;
-    return !cloned && s.isWaitingForStopTrigger() || s.state == TracingSession.State.CONFIGURED
+  private static boolean isHeldBack(ServiceSession s) {
+    boolean cloned = s.state == ServiceSession.State.CLONED_READ_ONLY;
+    return !cloned && s.isWaitingForStopTrigger() || s.state == ServiceSession.State.CONFIGURED
         && s.triggerMode() == TraceConfig.TriggerConfig.TriggerMode.START_TRACING;
   }
 
-  private SessionReadCursor newCursor(TracingSession s, SliceSink sink) {
+  private SessionReadCursor newCursor(ServiceSession s, SliceSink sink) {
     return new SessionReadCursor(s, s.isCompressed() ? new DeflatingSink(sink, servicePackets) : sink);
   }
 
@@ -124,7 +124,7 @@ final class SessionReader {
     if (c.finished) {
       return false;
     }
-    TracingSession s = c.session;
+    ServiceSession s = c.session;
     SliceBatch batch = c.batch;
     if (!c.headDone) {
       addHeadPackets(s, batch);
@@ -159,7 +159,7 @@ final class SessionReader {
   }
 
   /** The service's packets ahead of the buffers' contents. */
-  private void addHeadPackets(TracingSession s, SliceBatch batch) {
+  private void addHeadPackets(ServiceSession s, SliceBatch batch) {
     BuiltinDataSources builtin = new BuiltinDataSources(s.config.getBuiltinDataSources());
     for (List<ClockSource.Reading> snapshot : s.clockSnapshots) {
       if (!builtin.disableClockSnapshotting) {
@@ -197,7 +197,7 @@ final class SessionReader {
   }
 
   /** The service's packets after the buffers' contents. */
-  private void addTailPackets(TracingSession s, SliceBatch batch) {
+  private void addTailPackets(ServiceSession s, SliceBatch batch) {
     if (!s.config.getBuiltinDataSources().getDisableServiceEvents()) {
       s.addLifecycleEvent(TracingServiceEvent.READ_TRACING_BUFFERS_COMPLETED_FIELD_NUMBER, clocks.now());
       emitLifecycleEvents(s, batch);
@@ -209,7 +209,7 @@ final class SessionReader {
   }
 
   /** Per buffer of the session, the sequences (trusted id, producer) that have written into it. */
-  private TraceProvenance provenance(TracingSession s) {
+  private TraceProvenance provenance(ServiceSession s) {
     TraceProvenance.Builder p = TraceProvenance.newBuilder();
     for (int id : s.bufferIds) {
       TraceProvenance.Buffer.Builder b = p.addBuffersBuilder();
@@ -222,8 +222,8 @@ final class SessionReader {
     return p.build();
   }
 
-  private void emitLifecycleEvents(TracingSession s, SliceBatch batch) {
-    for (TracingSession.LifecycleEvent e : s.lifecycleEvents) {
+  private void emitLifecycleEvents(ServiceSession s, SliceBatch batch) {
+    for (ServiceSession.LifecycleEvent e : s.lifecycleEvents) {
       batch.addPacket(servicePackets.lifecycleEvent(e));
     }
     s.lifecycleEvents.clear();

@@ -18,11 +18,11 @@ final class SessionRequests {
   private final DataSources dataSources;
   private final Flushes flushes;
   private final ClockSource clocks;
-  private final Consumer<TracingSession> drainIntoFile;
+  private final Consumer<ServiceSession> drainIntoFile;
 
   /** @param drainIntoFile drains a write_into_file session into its file (and stops it once full) */
   SessionRequests(ServiceState state, DataSources dataSources, Flushes flushes, ClockSource clocks,
-      Consumer<TracingSession> drainIntoFile) {
+      Consumer<ServiceSession> drainIntoFile) {
     this.state = state;
     this.dataSources = dataSources;
     this.flushes = flushes;
@@ -31,8 +31,8 @@ final class SessionRequests {
   }
 
   /** ChangeTraceConfig: only producer_name_filter / producer_name_regex_filter may change. */
-  String changeTraceConfig(TracingSession s, TraceConfig updated) {
-    if (s.state != TracingSession.State.CONFIGURED && s.state != TracingSession.State.STARTED) {
+  String changeTraceConfig(ServiceSession s, TraceConfig updated) {
+    if (s.state != ServiceSession.State.CONFIGURED && s.state != ServiceSession.State.STARTED) {
       return "ChangeTraceConfig: the session is not running: session=" + s.id;
     }
     TraceConfig.Builder withoutFilters = updated.toBuilder();
@@ -63,7 +63,7 @@ final class SessionRequests {
   }
 
   String detach(ConsumerConnection c, String key) {
-    TracingSession s = c.session;
+    ServiceSession s = c.session;
     if (state.detachedSession(c.uid, key) != null) {
       return "a session of uid " + c.uid + " is already detached with key \"" + key + "\"";
     }
@@ -80,7 +80,7 @@ final class SessionRequests {
           c.session.id);
       return Optional.empty();
     }
-    TracingSession s = state.detachedSession(c.uid, key);
+    ServiceSession s = state.detachedSession(c.uid, key);
     if (s == null) {
       return Optional.empty();
     }
@@ -97,7 +97,7 @@ final class SessionRequests {
   void cloneSession(ConsumerConnection c, long sessionId, String uniqueName,
       Optional<ConsumerEndpoint.TraceFileSink> outputFile) {
     String error = null;
-    TracingSession src = null;
+    ServiceSession src = null;
     if (c.session != null) {
       error = "The consumer is already attached to another tracing session";
     } else {
@@ -118,7 +118,7 @@ final class SessionRequests {
       return;
     }
     long srcId = src.id;
-    if (src.state == TracingSession.State.STARTED) {
+    if (src.state == ServiceSession.State.STARTED) {
       flushes.flush(src, 0, ServiceFlushFlags.TRACE_CLONE, ok -> finishClone(c, srcId, outputFile));
     } else {
       finishClone(c, srcId, outputFile);
@@ -127,7 +127,7 @@ final class SessionRequests {
 
   private void finishClone(ConsumerConnection c, long srcId,
       Optional<ConsumerEndpoint.TraceFileSink> outputFile) {
-    TracingSession src = state.liveSession(srcId);
+    ServiceSession src = state.liveSession(srcId);
     if (src == null || c.session != null || !state.hasConsumer(c)) {
       if (state.hasConsumer(c)) {
         c.callbacks.onSessionCloned(false, src == null ? "The tracing session ended while cloning"
@@ -157,8 +157,8 @@ final class SessionRequests {
       ids[i] = state.addBuffer(state.buffer(src.bufferIds[i]).copy());
     }
     UUID uuid = UUID.randomUUID();
-    TracingSession clone = state.newSession(c, src.config, ids, uuid);
-    clone.state = TracingSession.State.CLONED_READ_ONLY;
+    ServiceSession clone = state.newSession(c, src.config, ids, uuid);
+    clone.state = ServiceSession.State.CLONED_READ_ONLY;
     clone.clockSnapshots.add(clocks.snapshot());
     clone.receivedTriggers.addAll(src.receivedTriggers);
     clone.shouldEmitStats = true;

@@ -23,8 +23,8 @@ final class SessionTasks {
    *
    * @return cancels the task if it has not run yet
    */
-  TaskRunner.Cancellable after(long delayMs, TracingSession s, Predicate<TracingSession> stillDue,
-      Consumer<TracingSession> task) {
+  TaskRunner.Cancellable after(long delayMs, ServiceSession s, Predicate<ServiceSession> stillDue,
+      Consumer<ServiceSession> task) {
     long sessionId = s.id;
     return runner.postDelayed(() -> runIfLive(sessionId, stillDue, task), delayMs);
   }
@@ -33,8 +33,8 @@ final class SessionTasks {
    * Runs task now on session sessionId if it is still live and passes stillDue: for work that
    * comes back later by another path (a flush's answer).
    */
-  void runIfLive(long sessionId, Predicate<TracingSession> stillDue, Consumer<TracingSession> task) {
-    TracingSession live = state.liveSession(sessionId);
+  void runIfLive(long sessionId, Predicate<ServiceSession> stillDue, Consumer<ServiceSession> task) {
+    ServiceSession live = state.liveSession(sessionId);
     if (live != null && stillDue.test(live)) {
       task.accept(live);
     }
@@ -48,12 +48,12 @@ final class SessionTasks {
   }
 
   /** The check of a task due while the session is in state. */
-  static Predicate<TracingSession> in(TracingSession.State state) {
+  static Predicate<ServiceSession> in(ServiceSession.State state) {
     return s -> s.state == state;
   }
 
   /** The check of a task due whatever the session's state. */
-  static Predicate<TracingSession> always() {
+  static Predicate<ServiceSession> always() {
     return s -> true;
   }
 }

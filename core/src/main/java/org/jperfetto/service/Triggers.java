@@ -41,11 +41,11 @@ final class Triggers {
     }
     for (String name : names) {
       boolean matched = false;
-      for (TracingSession s : List.copyOf(state.sessions())) {
+      for (ServiceSession s : List.copyOf(state.sessions())) {
         TriggerMode mode = s.triggerMode();
         if (mode == TriggerMode.UNSPECIFIED
-            || s.state == TracingSession.State.CLONED_READ_ONLY
-            || s.state == TracingSession.State.DISABLED) {
+            || s.state == ServiceSession.State.CLONED_READ_ONLY
+            || s.state == ServiceSession.State.DISABLED) {
           continue;
         }
         for (TraceConfig.TriggerConfig.Trigger t : s.config.getTriggerConfig().getTriggersList()) {
@@ -55,7 +55,7 @@ final class Triggers {
             continue;
           }
           matched = true;
-          onTrigger(s, mode, new TracingSession.ReceivedTrigger(name, p.name, p.identity.uid(),
+          onTrigger(s, mode, new ServiceSession.ReceivedTrigger(name, p.name, p.identity.uid(),
               Integer.toUnsignedLong(t.getStopDelayMs()), now));
           break;
         }
@@ -84,12 +84,12 @@ final class Triggers {
     return n;
   }
 
-  private void onTrigger(TracingSession s, TriggerMode mode, TracingSession.ReceivedTrigger t) {
+  private void onTrigger(ServiceSession s, TriggerMode mode, ServiceSession.ReceivedTrigger t) {
     boolean first = s.receivedTriggers.isEmpty();
     s.receivedTriggers.add(t);
     switch (mode) {
       case START_TRACING -> {
-        if (s.state == TracingSession.State.CONFIGURED) {
+        if (s.state == ServiceSession.State.CONFIGURED) {
           SessionTasks.cancel(s.triggerTimer);
           // The trigger's stop_delay_ms becomes the trace duration.
           s.config = s.config.toBuilder().setDurationMs((int) t.stopDelayMs()).build();
@@ -98,7 +98,7 @@ final class Triggers {
       }
       case STOP_TRACING -> {
         if (first) {
-          tasks.after(t.stopDelayMs(), s, SessionTasks.in(TracingSession.State.STARTED),
+          tasks.after(t.stopDelayMs(), s, SessionTasks.in(ServiceSession.State.STARTED),
               lifecycle::flushAndDisable);
         }
       }

@@ -14,7 +14,7 @@ import org.jperfetto.service.buffer.WriterStats;
 final class WriterStatsMapper {
   private WriterStatsMapper() {}
 
-  static void addTo(TraceStats.Builder t, TracingSession s, TraceBuffer[] sessionBuffers) {
+  static void addTo(TraceStats.Builder t, ServiceSession s, TraceBuffer[] sessionBuffers) {
     boolean defined = false;
     for (int i = 0; i < sessionBuffers.length; i++) {
       TraceBuffer b = sessionBuffers[i];

@@ -24,7 +24,7 @@ class ServiceStateTest {
         uid, null);
   }
 
-  private TracingSession session(int uid, String uniqueName) {
+  private ServiceSession session(int uid, String uniqueName) {
     TraceConfig cfg = TraceConfig.newBuilder().setUniqueSessionName(uniqueName).build();
     return state.newSession(consumer(uid), cfg, new int[0], UUID.randomUUID());
   }
@@ -62,10 +62,10 @@ class ServiceStateTest {
 
   @Test
   void aUniqueNameFindsTheFirstLiveSessionOfItButNoClone() {
-    TracingSession clone = session(0, "boot");
-    clone.state = TracingSession.State.CLONED_READ_ONLY;
+    ServiceSession clone = session(0, "boot");
+    clone.state = ServiceSession.State.CLONED_READ_ONLY;
     assertNull(state.sessionNamed("boot"), "a clone keeps its original's name but does not hold it");
-    TracingSession first = session(0, "boot");
+    ServiceSession first = session(0, "boot");
     session(0, "boot");
     assertSame(first, state.sessionNamed("boot"));
     assertNull(state.sessionNamed("other"));
@@ -87,7 +87,7 @@ class ServiceStateTest {
 
   @Test
   void aDetachedSessionIsFoundByItsUidAndKeyOnly() {
-    TracingSession s = session(10, "");
+    ServiceSession s = session(10, "");
     s.detachKey = "k";
     assertSame(s, state.detachedSession(10, "k"));
     assertNull(state.detachedSession(11, "k"), "another uid's key is not this uid's");

@@ -3,8 +3,11 @@ package org.jperfetto.service;
 import org.jperfetto.protos.DataSourceConfig;
 import org.jperfetto.protos.DataSourceDescriptor;
 
-/** One data source of one producer set up for one tracing session. */
-final class DataSourceInstance {
+/**
+ * One data source of one producer as the service set it up for one session (the producer runs it
+ * as its {@code producer.DataSourceInstance}).
+ */
+final class SessionDataSource {
   enum State { CONFIGURED, STARTING, STARTED, STOPPING, STOPPED }
 
   final long instanceId;
@@ -13,7 +16,7 @@ final class DataSourceInstance {
   final DataSourceDescriptor descriptor;
   State state = State.CONFIGURED;
 
-  DataSourceInstance(long instanceId, int producerId, DataSourceConfig config,
+  SessionDataSource(long instanceId, int producerId, DataSourceConfig config,
       DataSourceDescriptor descriptor) {
     this.instanceId = instanceId;
     this.producerId = producerId;

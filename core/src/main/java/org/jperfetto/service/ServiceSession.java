@@ -6,8 +6,11 @@ import java.util.List;
 import java.util.Map;
 import org.jperfetto.protos.TraceConfig;
 
-/** One tracing session: its config, buffers, data source instances and what is left to emit. */
-final class TracingSession {
+/**
+ * The service's record of one tracing session (a consumer holds its own handle on it, the
+ * consumer's TracingSession): its config, buffers, data sources and what is left to emit.
+ */
+final class ServiceSession {
   enum State { CONFIGURED, STARTED, DISABLING_WAITING_STOP_ACKS, DISABLED, CLONED_READ_ONLY }
 
   /** A trigger that hit this session, for the trace's Trigger packets. */
@@ -39,7 +42,7 @@ final class TracingSession {
   TraceConfig config;
   /** Service-wide buffer ids; index i is the config's buffers[i]. */
   final int[] bufferIds;
-  final List<DataSourceInstance> instances = new ArrayList<>();
+  final List<SessionDataSource> instances = new ArrayList<>();
   final Map<Long, PendingFlush> pendingFlushes = new HashMap<>();
   /** A flush past {@link ServiceLimits#MAX_PENDING_FLUSHES} was refused and said so once. */
   boolean flushRefusalLogged;
@@ -79,13 +82,13 @@ final class TracingSession {
   TaskRunner.Cancellable durationTimer;
   TaskRunner.Cancellable stopTimer;
 
-  TracingSession(long id, ConsumerConnection consumer, int consumerUid, TraceConfig config,
+  ServiceSession(long id, ConsumerConnection consumer, int consumerUid, TraceConfig config,
       int[] bufferIds, java.util.UUID uuid) {
     this(id, consumer, consumerUid, config, bufferIds, uuid.getMostSignificantBits(),
         uuid.getLeastSignificantBits());
   }
 
-  TracingSession(long id, ConsumerConnection consumer, int consumerUid, TraceConfig config,
+  ServiceSession(long id, ConsumerConnection consumer, int consumerUid, TraceConfig config,
       int[] bufferIds, long uuidMsb, long uuidLsb) {
     this.id = id;
     this.consumer = consumer;
