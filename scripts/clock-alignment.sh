@@ -45,7 +45,7 @@ for r in $(seq "$runs"); do
     "$U/perfetto" --txt -c "$dir/cfg.pbtxt" -o "$dir/trace" > "$dir/cli.log" 2>&1
     kill $demo $probes $svc 2>/dev/null || true
     wait $demo $probes $svc 2>/dev/null || true
-    echo "run $r $service: $("$java" -cp "$cp" org.jperfetto.tools.SchedAlignment "$dir/trace" 2>/dev/null)"
+    echo "run $r $service: $("$java" -cp "$cp" org.jperfetto.scripts.SchedAlignment "$dir/trace" 2>/dev/null)"
     [ -z "${KEEP:-}" ] || cp "$dir/trace" "$KEEP/$service-$r.pftrace"
   done
 done

@@ -1,4 +1,4 @@
-package org.jperfetto.tools;
+package org.jperfetto.scripts;
 
 import com.google.protobuf.ByteString;
 import com.google.protobuf.CodedInputStream;
@@ -23,7 +23,7 @@ import org.jperfetto.protos.TrackEvent;
  * interval of their own thread, from ftrace sched_switch events (non-compact). A thread that emits
  * an event is running then, so the share should be high; a skewed clock snapshot lowers it.
  *
- * <pre>java -cp ... org.jperfetto.tools.SchedAlignment TRACE [shift_ns]</pre>
+ * <pre>java -cp ... org.jperfetto.scripts.SchedAlignment TRACE [shift_ns]</pre>
  *
  * Prints {@code begins=N inside=M share=P% mono_minus_boot=D} (D: MONOTONIC - BOOTTIME in the
  * service's first snapshot). Used by scripts/clock-alignment.sh; not part of the product.

@@ -1,4 +1,4 @@
-package org.jperfetto.tools;
+package org.jperfetto.scripts;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
