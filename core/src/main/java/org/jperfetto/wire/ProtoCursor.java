@@ -86,6 +86,21 @@ public final class ProtoCursor {
     return n;
   }
 
+  /**
+   * Reads a length-delimited field as a nested message: points {@code into} (another cursor) at its
+   * bytes and moves this one past them. On a malformed or oversized length this cursor is
+   * {@link #failed()} and {@code into} is given no bytes. Returns {@code into}.
+   */
+  public ProtoCursor readMessage(ProtoCursor into) {
+    long n = readLength();
+    if (n < 0) {
+      return into.reset(segment, pos, 0);
+    }
+    into.reset(segment, pos, n);
+    pos += n;
+    return into;
+  }
+
   /** Moves past {@code n} bytes (a length-delimited field's contents). */
   public void skipBytes(long n) {
     if (n < 0 || n > end - pos) {

@@ -69,9 +69,7 @@ public final class CommitDataDecoder {
         flushRequestId = c.readVarint();
         continue;
       }
-      long n = c.readLength();
-      ProtoCursor m = entryCursor.reset(args, c.position(), n);
-      c.skipBytes(n);
+      ProtoCursor m = c.readMessage(entryCursor);
       if (tag == CHUNKS_TO_PATCH) {
         hasPatches = true;
         continue;
@@ -109,9 +107,7 @@ public final class CommitDataDecoder {
         c.readVarint();
         continue;
       }
-      long n = c.readLength();
-      ProtoCursor e = entryCursor.reset(args, c.position(), n);
-      c.skipBytes(n);
+      ProtoCursor e = c.readMessage(entryCursor);
       if (tag != CHUNKS_TO_PATCH) {
         continue;
       }
@@ -122,9 +118,7 @@ public final class CommitDataDecoder {
       while (e.hasMore()) {
         int field = e.readTag();
         if (field == PATCH_PATCHES) {
-          long pn = e.readLength();
-          ProtoCursor q = patchCursor.reset(args, e.position(), pn);
-          e.skipBytes(pn);
+          ProtoCursor q = e.readMessage(patchCursor);
           long patchOffset = 0;
           long dataAt = 0;
           int dataLength = 0;
@@ -171,12 +165,10 @@ public final class CommitDataDecoder {
       if (tag != CHUNKS_TO_MOVE && tag != CHUNKS_TO_PATCH) {
         return false;
       }
-      long n = c.readLength();
-      if (n < 0) {
+      ProtoCursor e = c.readMessage(entryCursor);
+      if (c.failed()) {
         return false;
       }
-      ProtoCursor e = entryCursor.reset(args, c.position(), n);
-      c.skipBytes(n);
       while (e.hasMore()) {
         int field = e.readTag();
         if (tag == CHUNKS_TO_MOVE ? field == MOVE_PAGE || field == MOVE_CHUNK
@@ -185,12 +177,10 @@ public final class CommitDataDecoder {
             || field == PATCH_HAS_MORE) {
           e.readVarint();
         } else if (tag == CHUNKS_TO_PATCH && field == PATCH_PATCHES) {
-          long pn = e.readLength();
-          if (pn < 0) {
+          ProtoCursor q = e.readMessage(patchCursor);
+          if (e.failed()) {
             return false;
           }
-          ProtoCursor q = patchCursor.reset(args, e.position(), pn);
-          e.skipBytes(pn);
           while (q.hasMore()) {
             int pf = q.readTag();
             if (pf == PATCH_OFFSET) {
