@@ -253,26 +253,13 @@ public final class InProcessSession implements AutoCloseable {
     }
   }
 
+  /** Reads the buffers into out, flushed but left open (it is the caller's, or a byte array). */
   private void read(OutputStream out) throws IOException {
-    try (TraceFileWriter writer = new TraceFileWriter(new NonClosing(out))) {
+    TraceFileWriter writer = new TraceFileWriter(out);
+    try {
       await(consumer.readBuffers(writer), stopTimeout(), "ReadBuffers");
-    }
-  }
-
-  /** The caller's stream: flushed when the writer closes, left open. */
-  private static final class NonClosing extends java.io.FilterOutputStream {
-    NonClosing(OutputStream out) {
-      super(out);
-    }
-
-    @Override
-    public void write(byte[] b, int off, int len) throws IOException {
-      out.write(b, off, len);
-    }
-
-    @Override
-    public void close() throws IOException {
-      flush();
+    } finally {
+      writer.flush();
     }
   }
 
