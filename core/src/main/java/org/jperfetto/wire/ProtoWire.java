@@ -63,14 +63,6 @@ public final class ProtoWire {
     return (value << 1) ^ (value >> 31);
   }
 
-  /**
-   * Number of bytes of the varint encoding of value (taken as unsigned 64-bit): {@link
-   * Varints#size}, under the name the producer's field-size arithmetic has always used.
-   */
-  public static int varIntSize(long value) {
-    return Varints.size(value);
-  }
-
   /** Bytes of the tag of field (any wire type: the type takes the low 3 bits). */
   public static int tagSize(int fieldNumber) {
     return Varints.size(varIntTag(fieldNumber));

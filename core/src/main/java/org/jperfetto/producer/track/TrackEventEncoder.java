@@ -3,6 +3,7 @@ package org.jperfetto.producer.track;
 import org.jperfetto.producer.TraceWriter;
 import org.jperfetto.producer.proto.ChunkPacketEncoder;
 import org.jperfetto.wire.ProtoWire;
+import org.jperfetto.wire.Varints;
 import org.jperfetto.producer.proto.ProtoWriter;
 import org.jperfetto.protos.BuiltinClock;
 import org.jperfetto.protos.DebugAnnotation;
@@ -109,7 +110,7 @@ final class TrackEventEncoder {
 
   /** A counter value's tag: field 30, so two varint bytes. */
   private static final int COUNTER_VALUE_TAG = ProtoWire.varIntTag(EVENT_COUNTER_VALUE);
-  private static final int COUNTER_VALUE_TAG_BYTES = ProtoWire.varIntSize(COUNTER_VALUE_TAG);
+  private static final int COUNTER_VALUE_TAG_BYTES = Varints.size(COUNTER_VALUE_TAG);
   private static final long COUNTER_VALUE_TAG_BITS = ChunkPacketEncoder.varIntBits(COUNTER_VALUE_TAG);
   /**
    * An integer counter's track_event up to its track uuid, little-endian, its length (byte 1) left
@@ -505,8 +506,8 @@ final class TrackEventEncoder {
    */
   int encodeSliceWithInt(SequenceState seq, Category c, String eventName, String argName, long value, long delta) {
     // A negative delta or value takes 10 varint bytes, so the size test refuses those too.
-    int n = ProtoWire.varIntSize(delta);
-    int m = ProtoWire.varIntSize(value);
+    int n = Varints.size(delta);
+    int m = Varints.size(value);
     if (n + m > SHORT_SLICE_MAX_BYTES - 1 - SLICE_BEGIN_INT_FIXED_BYTES) {
       return -1;
     }
@@ -532,7 +533,7 @@ final class TrackEventEncoder {
     if (delta < 0 || (delta >>> 56) != 0) {
       return -1;
     }
-    int n = ProtoWire.varIntSize(delta);
+    int n = Varints.size(delta);
     if (eventType == TYPE_SLICE_END) {
       encodeSliceEnd(shortPacket, SLICE_END_FIXED_BYTES + n, delta);
       return SLICE_END_FIXED_BYTES + n;
@@ -555,8 +556,8 @@ final class TrackEventEncoder {
     if (((delta | value) >>> 56) != 0 || seq.hasPendingInterned()) {
       return -1;
     }
-    int packetSize = COUNTER_FIXED_BYTES + ProtoWire.varIntSize(delta) + t.uuidVarIntSize()
-        + ProtoWire.varIntSize(value);
+    int packetSize = COUNTER_FIXED_BYTES + Varints.size(delta) + t.uuidVarIntSize()
+        + Varints.size(value);
     if (packetSize + 1 > ShortPacket.MAX_BYTES) {
       return -1;
     }
@@ -635,7 +636,7 @@ final class TrackEventEncoder {
    */
   static void encodeCounter(ShortPacket packet, int packetSize, long delta, int u, long uuidLow, long uuidHigh,
       long value) {
-    int m = ProtoWire.varIntSize(value);
+    int m = Varints.size(value);
     int n = packetSize - COUNTER_FIXED_BYTES - u - m;
     int eventBody = 2 + 1 + u + COUNTER_VALUE_TAG_BYTES + m; // type, track_uuid, counter_value
     int uuidAt = 7 + n;
@@ -658,7 +659,7 @@ final class TrackEventEncoder {
    */
   static void encodeSliceBeginWithInt(ShortPacket packet, int packetSize, long delta, int categoryIid, int nameIid,
       int argIid, long value) {
-    int m = ProtoWire.varIntSize(value);
+    int m = Varints.size(value);
     int n = packetSize - SLICE_BEGIN_INT_FIXED_BYTES - m;
     int annotationBody = 3 + m; // name_iid (2 bytes), the int tag and the value
     // type, category_iids and name_iid (2 bytes each), then the annotation's tag, length and body

@@ -151,7 +151,7 @@ class ProtoWriterInteropTest {
             int lengthBytes = pos[0] - start;
             byte[] body = java.util.Arrays.copyOfRange(bytes, pos[0], pos[0] + (int) length);
             pos[0] += (int) length;
-            boolean redundant = lengthBytes != ProtoWire.varIntSize(length);
+            boolean redundant = lengthBytes != Varints.size(length);
             List<ProtoTree> nested = redundant || lengthBytes == 1 ? parse(body) : null;
             if (redundant && nested == null) {
               return null; // only protozero's nested messages have 4-byte sizes

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import com.google.protobuf.CodedOutputStream;
 import java.lang.foreign.MemorySegment;
 import java.util.HexFormat;
-import org.jperfetto.wire.ProtoWire;
 import org.jperfetto.wire.Varints;
 import org.junit.jupiter.api.Test;
 
@@ -43,9 +42,9 @@ class ScatteredStreamWriterTest {
     Varints.writeRedundant(m, 0, Varints.MAX_REDUNDANT);
     assertEquals("ffffff7f", HexFormat.of().formatHex(m.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)));
     assertThrows(IllegalArgumentException.class, () -> Varints.writeRedundant(m, 0, 1 << 28));
-    assertEquals(1, ProtoWire.varIntSize(0));
-    assertEquals(2, ProtoWire.varIntSize(128));
-    assertEquals(10, ProtoWire.varIntSize(-1));
+    assertEquals(1, Varints.size(0));
+    assertEquals(2, Varints.size(128));
+    assertEquals(10, Varints.size(-1));
   }
 
   @Test
@@ -53,7 +52,7 @@ class ScatteredStreamWriterTest {
     for (int bit = 0; bit < Long.SIZE; bit++) {
       long p = 1L << bit;
       for (long v : new long[] {p - 1, p, p + 1, p | (p - 1)}) {
-        assertEquals(CodedOutputStream.computeUInt64SizeNoTag(v), ProtoWire.varIntSize(v),
+        assertEquals(CodedOutputStream.computeUInt64SizeNoTag(v), Varints.size(v),
             Long.toUnsignedString(v));
       }
     }

@@ -14,7 +14,7 @@ import org.jperfetto.producer.proto.ChunkPacketEncoder;
 import org.jperfetto.protos.DebugAnnotation;
 import org.jperfetto.protos.TracePacket;
 import org.jperfetto.protos.TrackEvent;
-import org.jperfetto.wire.ProtoWire;
+import org.jperfetto.wire.Varints;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -73,7 +73,7 @@ class ShortSlicePacketTest {
   void sliceEndsAreTheFixedShapeBytesAndProtobufJavasForEveryTimestampSize() throws Exception {
     try (Arena arena = Arena.ofConfined()) {
       for (long delta : DELTAS) {
-        int packetSize = TrackEventEncoder.SLICE_END_FIXED_BYTES + ProtoWire.varIntSize(delta);
+        int packetSize = TrackEventEncoder.SLICE_END_FIXED_BYTES + Varints.size(delta);
         byte[] expected = TracePacket.newBuilder().setTimestamp(delta)
             .setTrackEvent(TrackEvent.newBuilder().setType(TrackEvent.Type.TYPE_SLICE_END))
             .setSequenceFlags(FLAGS).build().toByteArray();
@@ -99,7 +99,7 @@ class ShortSlicePacketTest {
     try (Arena arena = Arena.ofConfined()) {
       for (long delta : DELTAS) {
         for (int[] iids : new int[][] {{1, 1}, {1, 127}, {127, 1}, {64, 99}}) {
-          int packetSize = TrackEventEncoder.SLICE_BEGIN_FIXED_BYTES + ProtoWire.varIntSize(delta);
+          int packetSize = TrackEventEncoder.SLICE_BEGIN_FIXED_BYTES + Varints.size(delta);
           MemorySegment fixed = arena.allocate(64);
           // The fixed-shape path's field order: type, category_iids, name_iid.
           assertEquals(packetSize + 1, new ChunkPacketEncoder().begin(fixed, 0).rawByte(packetSize)
@@ -134,8 +134,8 @@ class ShortSlicePacketTest {
     try (Arena arena = Arena.ofConfined()) {
       for (long delta : DELTAS) {
         for (long value : values) {
-          int n = ProtoWire.varIntSize(delta);
-          int m = ProtoWire.varIntSize(value);
+          int n = Varints.size(delta);
+          int m = Varints.size(value);
           if (TrackEventEncoder.SLICE_BEGIN_INT_FIXED_BYTES + n + m + 1 > TrackEventEncoder.SHORT_SLICE_MAX_BYTES) {
             continue; // the fixed-shape path's packet
           }
@@ -184,9 +184,9 @@ class ShortSlicePacketTest {
       for (long delta : DELTAS) {
         for (long value : values) {
           for (long uuid : uuids) {
-            int n = ProtoWire.varIntSize(delta);
-            int m = ProtoWire.varIntSize(value);
-            int u = ProtoWire.varIntSize(uuid);
+            int n = Varints.size(delta);
+            int m = Varints.size(value);
+            int u = Varints.size(uuid);
             int packetSize = TrackEventEncoder.COUNTER_FIXED_BYTES + n + u + m;
             if (packetSize + 1 > ShortPacket.MAX_BYTES) {
               continue; // the fixed-shape path's packet
@@ -226,7 +226,7 @@ class ShortSlicePacketTest {
       for (long v : new long[] {0, 1, 127, 128, (1L << 56) - 1, 1L << 56, 1L << 62, Long.MAX_VALUE, -1L,
           Long.MIN_VALUE}) {
         MemorySegment s = arena.allocate(32).fill((byte) 0);
-        int size = ProtoWire.varIntSize(v);
+        int size = Varints.size(v);
         assertEquals(size, new ChunkPacketEncoder().begin(s, 0).varInt(1, v).finish() - 1);
         long low = s.get(LONG_LE, 1) & (size >= 8 ? -1L : (1L << (8 * size)) - 1);
         assertEquals(low, ChunkPacketEncoder.varIntLowBits(v), "low " + v);
