@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import org.jperfetto.consumer.TraceFileReader;
 import org.jperfetto.protos.TracePacket;
 import org.jperfetto.protos.TraceStats;
 import org.jperfetto.service.ClearPeriod;

@@ -9,6 +9,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.jperfetto.consumer.TraceFileReader;
 
 /**
  * {@code jperfetto view [--top N] FILE}: a trace in a terminal, in the spirit of the JDK's {@code jfr

@@ -1,12 +1,11 @@
 package org.jperfetto.tools;
 
-import com.google.protobuf.CodedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import org.jperfetto.consumer.TraceFileReader;
 import org.jperfetto.protos.DebugAnnotation;
-import org.jperfetto.protos.TracePacket;
 import org.jperfetto.protos.TrackEvent;
 
 /**
@@ -20,8 +19,6 @@ import org.jperfetto.protos.TrackEvent;
  */
 final class GapsReport implements Tool {
   static final String NAME = "gaps";
-  /** The tag of Trace.packet (field 1, length-delimited). */
-  private static final int PACKET_TAG = (1 << 3) | 2;
 
   @Override
   public String name() {
@@ -58,23 +55,14 @@ final class GapsReport implements Tool {
 
   /** Gives gaps the index of every slice begin of a trace file; returns how many begins it holds. */
   static long collect(InputStream in, SliceIndexGaps gaps) throws IOException {
-    CodedInputStream cis = CodedInputStream.newInstance(in, 1 << 16);
-    cis.setSizeLimit(Integer.MAX_VALUE);
-    long begins = 0;
-    while (!cis.isAtEnd()) {
-      int tag = cis.readTag();
-      if (tag != PACKET_TAG) {
-        cis.skipField(tag);
-        continue;
-      }
-      TracePacket p = TracePacket.parseFrom(cis.readBytes());
-      cis.resetSizeCounter();
+    long[] begins = {0};
+    TraceFileReader.forEachPacket(in, p -> {
       if (p.hasTrackEvent() && p.getTrackEvent().getType() == TrackEvent.Type.TYPE_SLICE_BEGIN) {
-        begins++;
+        begins[0]++;
         addIndex(p.getTrackEvent(), gaps);
       }
-    }
-    return begins;
+    });
+    return begins[0];
   }
 
   /** The slice's index: its first integer debug annotation, if it has one. */

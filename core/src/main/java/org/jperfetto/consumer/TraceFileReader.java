@@ -1,4 +1,4 @@
-package org.jperfetto.cli;
+package org.jperfetto.consumer;
 
 import com.google.protobuf.CodedInputStream;
 import java.io.IOException;
@@ -7,20 +7,21 @@ import org.jperfetto.protos.TracePacket;
 import org.jperfetto.wire.TracePacketRecord;
 
 /**
- * Reads a trace file (a sequence of Trace.packet fields) as a stream, one packet at a time, other
- * fields skipped: a trace of any size in the memory of its largest packet.
+ * Reads a trace file (a sequence of Trace.packet fields, as {@link TraceFileWriter} writes them) as
+ * a stream, one packet at a time, other fields skipped: a trace of any size in the memory of its
+ * largest packet.
  */
-final class TraceFileReader {
+public final class TraceFileReader {
   /** Takes one packet of the file, in file order. */
   @FunctionalInterface
-  interface PacketHandler {
+  public interface PacketHandler {
     void onPacket(TracePacket packet);
   }
 
   private TraceFileReader() {}
 
   /** Hands every packet of in to handler, in order. */
-  static void forEachPacket(InputStream in, PacketHandler handler) throws IOException {
+  public static void forEachPacket(InputStream in, PacketHandler handler) throws IOException {
     CodedInputStream cis = CodedInputStream.newInstance(in, 1 << 16);
     cis.setSizeLimit(Integer.MAX_VALUE);
     while (!cis.isAtEnd()) {
