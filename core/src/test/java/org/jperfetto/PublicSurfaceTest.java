@@ -28,8 +28,8 @@ class PublicSurfaceTest {
   /** Exported package (relative to org.jperfetto) -> its public top-level types. */
   private static final Map<String, Set<String>> SURFACE = Map.of(
       // The consumer client: connect, enable, flush, read, stop; trace files and their packets.
-      "consumer", Set.of("ConsumerSockets", "FlushFlags", "OutputFds", "TraceFileWriter", "TracePacketSink",
-          "TracingConsumer", "TracingDisabled", "TracingSession"),
+      "consumer", Set.of("ConsumerSockets", "FlushFlags", "OutputFds", "TraceFileReader", "TraceFileWriter",
+          "TracePacketSink", "TracingConsumer", "TracingDisabled", "TracingSession"),
       // The producer library: connection, data sources, TraceWriter.
       "producer", Set.of("BufferExhaustedPolicy", "DataSource", "DataSourceHandler", "DataSourceInstance",
           "DetachedInstance", "ProducerSockets", "TraceContext", "TraceWriter", "TracingProducer"),
